@@ -1,0 +1,12 @@
+"""ticdc_fast: TiCDC Kafka messages → Apache Arrow record batches, for Spark's mapInArrow."""
+from ._impl import IMPLEMENTATION
+from .arrow_types import default_arrow_type, infer_open_schema, spark_arrow_type, spark_schema
+from .errors import DecodeError
+from .open import OpenDecoder
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DecodeError", "IMPLEMENTATION", "OpenDecoder", "default_arrow_type", "infer_open_schema",
+    "spark_arrow_type", "spark_schema", "__version__",
+]

@@ -1,0 +1,43 @@
+"""The one exception every decoder raises on bad input."""
+from __future__ import annotations
+
+
+class DecodeError(ValueError):
+    """A message could not be decoded exactly.
+
+    Attributes
+    ----------
+    message_index:
+        Index of the Kafka message in the batch passed to ``decode`` (``None`` when the
+        problem is not tied to one message, e.g. a key/value count mismatch).
+    byte_offset:
+        Offset in bytes from the start of that message's key or value (``part`` says which).
+        For compressed values the offset is into the decompressed event frame.
+    column:
+        Column name the failing value belongs to, or ``None``.
+    part:
+        ``"key"`` or ``"value"`` (or ``None``).
+    """
+
+    def __init__(self, reason: str, message_index: int | None = None,
+                 byte_offset: int | None = None, column: str | None = None,
+                 part: str | None = None):
+        self.reason = reason
+        self.message_index = message_index
+        self.byte_offset = byte_offset
+        self.column = column
+        self.part = part
+        where = []
+        if message_index is not None:
+            where.append(f"message {message_index}")
+        if part is not None:
+            where.append(part)
+        if byte_offset is not None:
+            where.append(f"byte {byte_offset}")
+        if column is not None:
+            where.append(f"column {column!r}")
+        super().__init__(f"{reason} ({', '.join(where)})" if where else reason)
+
+    def __reduce__(self):
+        return (type(self), (self.reason, self.message_index, self.byte_offset,
+                             self.column, self.part))

@@ -1,0 +1,468 @@
+"""Pure-Python reference twin of the open-protocol decoder (orjson).
+
+It defines behaviour; the Cython core in ``src_cython/open`` defines speed.  Both return the same
+columns for the same input (``tests/`` runs every behavioural test against both).
+"""
+from __future__ import annotations
+
+import base64
+import json
+from decimal import Decimal
+
+import orjson
+import pyarrow as pa
+
+from .. import _constants as C
+from .. import values as V
+from ..errors import DecodeError
+from ..timezones import wall_to_utc_us
+from .framing import decompress_event_values
+
+_U64 = 8
+_INT64_MAX = (1 << 63) - 1
+_INT64_MIN = -(1 << 63)
+
+
+def _raise_constant(name):
+    raise ValueError(f"invalid JSON literal {name}")
+
+
+def parse_json(doc: bytes, msg: int, base: int, part: str):
+    """Parse one event JSON document; offsets in errors are relative to the Kafka message."""
+    try:
+        return orjson.loads(doc)
+    except orjson.JSONDecodeError as exc:
+        try:
+            text = doc.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            # orjson reports a character position; report bytes.
+            pos = len(text[:exc.pos].encode("utf-8"))
+            raise DecodeError(f"malformed JSON: {exc.msg}", msg, base + pos, part=part) from None
+    # TiCDC's jsoniter writer copies bytes >= 0x80 raw, so JSON text may hold invalid UTF-8:
+    # parse it with the bytes kept as surrogate escapes.
+    try:
+        return json.loads(doc.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant)
+    except (json.JSONDecodeError, ValueError) as exc:
+        pos = getattr(exc, "pos", 0)
+        pos = len(doc.decode("utf-8", "surrogateescape")[:pos].encode("utf-8", "surrogateescape"))
+        raise DecodeError(f"malformed JSON: {getattr(exc, 'msg', exc)}", msg, base + pos,
+                          part=part) from None
+
+
+def _raw(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _utf8(s: str) -> str:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        raise V.ValueProblem("invalid UTF-8 in a text value") from None
+    return s
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+# ----------------------------------------------------------------------------- values
+def _int_range(tcode: int, flags: int) -> tuple[int, int]:
+    kind = C.TYPE_KIND[tcode]
+    if kind == C.K_UINT:
+        return 0, (1 << 64) - 1
+    if kind == C.K_ENUM:
+        return 0, 65535
+    return C.INT_RANGE[tcode][1 if flags & C.FLAG_UNSIGNED else 0]
+
+
+def _source_int(tcode: int, flags: int, v) -> int:
+    lo, hi = _int_range(tcode, flags)
+    if _is_int(v):
+        if not lo <= v <= hi:
+            raise V.ValueProblem(f"integer {v} out of range [{lo}, {hi}]")
+        return v
+    if isinstance(v, str):
+        return V.parse_int(_raw(v), lo, hi)
+    raise V.ValueProblem("expected an integer")
+
+
+def _source_float(kind: int, v) -> float:
+    bits = 32 if kind == C.K_FLOAT32 else 64
+    if isinstance(v, str):
+        return V.parse_float_text(_raw(v), bits)
+    if _is_int(v) or type(v) is float:
+        try:
+            x = float(v)
+        except OverflowError:
+            raise V.ValueProblem("number out of range") from None
+        if x != x or x in (float("inf"), float("-inf")):
+            raise V.ValueProblem("number out of range")
+        return V.to_float32(x) if bits == 32 else x
+    raise V.ValueProblem("expected a number")
+
+
+def _source_bytes(kind: int, flags: int, v) -> bytes:
+    """The raw bytes of a TEXT/BLOB-kind value."""
+    if not isinstance(v, str):
+        raise V.ValueProblem("expected a string")
+    if kind == C.K_BLOB:
+        return V.b64decode_strict(_raw(v))
+    if flags & C.FLAG_BINARY:
+        return V.go_unquote_body(_raw(v))
+    return _raw(v)
+
+
+def render_text(tcode: int, flags: int, v) -> str | None:
+    """Generic output: the value as text (see docs/open-protocol.md)."""
+    if v is None:
+        return None
+    kind = C.TYPE_KIND[tcode]
+    if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
+        if isinstance(v, str):
+            return _utf8(v)
+        return str(_source_int(tcode, flags, v))
+    if kind in (C.K_FLOAT32, C.K_FLOAT64):
+        if isinstance(v, str):
+            return _utf8(v)
+        return V.format_float(_source_float(kind, v), 32 if kind == C.K_FLOAT32 else 64)
+    if kind in (C.K_TEXT, C.K_BLOB):
+        b = _source_bytes(kind, flags, v)
+        if flags & C.FLAG_BINARY:
+            return base64.b64encode(b).decode("ascii")
+        return V.require_utf8(b)
+    if kind == C.K_NULL:
+        raise V.ValueProblem("type NULL with a non-null value")
+    if not isinstance(v, str):
+        raise V.ValueProblem("expected a string")
+    return _utf8(v)
+
+
+def convert_typed(target, tcode: int, flags: int, v, tz: str):
+    """Typed output: the value converted exactly to ``target.writer`` or ValueProblem."""
+    if v is None:
+        return None
+    kind = C.TYPE_KIND[tcode]
+    w = target.writer
+    if kind == C.K_NULL:
+        raise V.ValueProblem("type NULL with a non-null value")
+    if w == C.W_STRING:
+        if kind in (C.K_TEXT, C.K_BLOB) and flags & C.FLAG_BINARY:
+            return V.require_utf8(_source_bytes(kind, flags, v))
+        return render_text(tcode, flags, v)
+    if w == C.W_BINARY:
+        if kind in (C.K_TEXT, C.K_BLOB):
+            return _source_bytes(kind, flags, v)
+        if kind == C.K_JSONDOC and isinstance(v, str):
+            return _raw(v)
+        raise V.ValueProblem(f"cannot convert a {C.TYPE_KIND[tcode] and tcode}-typed value to binary")
+    if w in C.INT_WRITER_RANGE or w == C.W_BOOL:
+        if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
+            i = _source_int(tcode, flags, v)
+        elif kind == C.K_DECIMAL and isinstance(v, str):
+            sign, digits, frac = V.parse_decimal(_raw(v))
+            if digits % (10 ** frac):
+                raise V.ValueProblem(f"decimal {v} is not an integer")
+            i = sign * (digits // 10 ** frac)
+        else:
+            raise V.ValueProblem(f"cannot convert type {tcode} to an integer")
+        if w == C.W_BOOL:
+            if i not in (0, 1):
+                raise V.ValueProblem(f"integer {i} is not a boolean (0 or 1)")
+            return bool(i)
+        lo, hi = C.INT_WRITER_RANGE[w]
+        if not lo <= i <= hi:
+            raise V.ValueProblem(f"integer {i} out of range for {target.arrow_type}")
+        return i
+    if w in (C.W_FLOAT32, C.W_FLOAT64):
+        if kind in (C.K_FLOAT32, C.K_FLOAT64):
+            x = _source_float(kind, v)
+        elif kind in (C.K_INT, C.K_UINT, C.K_ENUM):
+            i = _source_int(tcode, flags, v)
+            x = float(i)
+            if int(x) != i:
+                raise V.ValueProblem(f"integer {i} is not exact as a float")
+        else:
+            raise V.ValueProblem(f"cannot convert type {tcode} to a float")
+        if w == C.W_FLOAT32:
+            try:
+                x32 = V.to_float32(x)
+            except V.ValueProblem:
+                raise V.ValueProblem("value not exact as float32") from None
+            if x32 != x:
+                raise V.ValueProblem("value not exact as float32")
+            return x32
+        return x
+    if w in (C.W_DECIMAL128, C.W_DECIMAL256):
+        if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
+            text = str(_source_int(tcode, flags, v)).encode()
+        elif kind == C.K_DECIMAL and isinstance(v, str):
+            text = _raw(v)
+        else:
+            raise V.ValueProblem(f"cannot convert type {tcode} to a decimal")
+        return V.unscaled_to_decimal(V.decimal_unscaled(text, target.precision, target.scale),
+                                     target.scale)
+    if not isinstance(v, str):
+        raise V.ValueProblem("expected a string")
+    if w == C.W_DATE32:
+        if kind != C.K_DATE:
+            raise V.ValueProblem(f"cannot convert type {tcode} to a date")
+        return V.parse_date_days(_raw(v))
+    if w == C.W_TIMESTAMP:
+        if kind in (C.K_DATE, C.K_DATETIME):
+            return V.parse_datetime_us(_raw(v))
+        if kind == C.K_TIMESTAMP:
+            return wall_to_utc_us(tz, V.parse_datetime_us(_raw(v)))
+        raise V.ValueProblem(f"cannot convert type {tcode} to a timestamp")
+    if w == C.W_DURATION:
+        if kind != C.K_TIME:
+            raise V.ValueProblem(f"cannot convert type {tcode} to a duration")
+        return V.parse_time_us(_raw(v))
+    raise V.ValueProblem(f"unsupported target writer {w}")
+
+
+# ----------------------------------------------------------------------------- walking
+def _u64(buf: bytes, pos: int, msg: int, part: str, what: str) -> int:
+    if len(buf) - pos < _U64:
+        raise DecodeError(f"truncated {what}: {len(buf) - pos} of 8 bytes", msg, pos, part=part)
+    return int.from_bytes(buf[pos:pos + _U64], "big")
+
+
+def iter_events(keys: list, values: list):
+    """Yield (message index, key dict, key offset, value bytes, value offset) for every event."""
+    if len(keys) != len(values):
+        raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+    for i in range(len(keys)):
+        key, value = keys[i], values[i]
+        if key is None or value is None:
+            raise DecodeError(f"null {'key' if key is None else 'value'}", i,
+                              part="key" if key is None else "value")
+        key, value = bytes(key), bytes(value)
+        version = _u64(key, 0, i, "key", "batch version")
+        if version != C.OPEN_BATCH_VERSION:
+            raise DecodeError(f"unsupported batch version {version}", i, 0, part="key")
+        kpos, vpos = _U64, 0
+        while kpos < len(key):
+            klen = _u64(key, kpos, i, "key", "event key length")
+            kstart = kpos + _U64
+            if klen > len(key) - kstart:
+                raise DecodeError(f"event key length {klen} exceeds the {len(key) - kstart} bytes left",
+                                  i, kpos, part="key")
+            if vpos >= len(value):
+                raise DecodeError("the value holds fewer events than the key", i, vpos, part="value")
+            vlen = _u64(value, vpos, i, "value", "event value length")
+            vstart = vpos + _U64
+            if vlen > len(value) - vstart:
+                raise DecodeError(f"event value length {vlen} exceeds the {len(value) - vstart} bytes left",
+                                  i, vpos, part="value")
+            kdoc = parse_json(key[kstart:kstart + klen], i, kstart, "key")
+            yield i, _check_key(kdoc, i, kstart), kstart, value[vstart:vstart + vlen], vstart
+            kpos, vpos = kstart + klen, vstart + vlen
+        if vpos != len(value):
+            raise DecodeError("the value holds more events than the key", i, vpos, part="value")
+
+
+_KEY_TYPES = {"ts": "uint", "scm": "str", "tbl": "str", "rid": "int", "ptn": "int", "t": "int",
+              "ohk": "bool", "ccl": "str"}
+
+
+def _check_key(doc, msg: int, base: int) -> dict:
+    if type(doc) is not dict:
+        raise DecodeError("event key is not a JSON object", msg, base, part="key")
+    out = {}
+    for name, kind in _KEY_TYPES.items():
+        if name not in doc:
+            continue
+        v = doc[name]
+        if v is None:
+            continue
+        ok = ((kind == "str" and isinstance(v, str))
+              or (kind == "bool" and type(v) is bool)
+              or (kind == "int" and _is_int(v) and _INT64_MIN <= v <= _INT64_MAX)
+              or (kind == "uint" and _is_int(v) and 0 <= v <= _INT64_MAX))
+        if not ok:
+            raise DecodeError(f"event key field {name!r} has an invalid value {v!r:.40}", msg, base,
+                              part="key")
+        out[name] = v
+    if "ts" not in out:
+        raise DecodeError("event key has no ts", msg, base, part="key")
+    if out.get("t") not in (C.MSG_ROW, C.MSG_DDL, C.MSG_RESOLVED):
+        raise DecodeError(f"event key has an unknown type t={out.get('t')!r}", msg, base, part="key")
+    for name in ("scm", "tbl", "ccl"):
+        if name in out:
+            out[name] = _utf8_field(out[name], msg, base, name)
+            if out[name] == "":
+                del out[name]
+    return out
+
+
+def _utf8_field(s: str, msg: int, base: int, name: str) -> str:
+    try:
+        return _utf8(s)
+    except V.ValueProblem:
+        raise DecodeError(f"invalid UTF-8 in event key field {name!r}", msg, base, part="key") from None
+
+
+def _image(doc: dict, which: str, msg: int, base: int):
+    img = doc.get(which)
+    if img is None:
+        return None
+    if type(img) is not dict:
+        raise DecodeError(f"row image {which!r} is not a JSON object", msg, base, part="value")
+    cols = []
+    for name, col in img.items():
+        try:
+            name = _utf8(name)
+        except V.ValueProblem:
+            raise DecodeError("invalid UTF-8 in a column name", msg, base, part="value") from None
+        if type(col) is not dict:
+            raise DecodeError("column value is not a JSON object", msg, base, name, part="value")
+        t = col.get("t")
+        if not _is_int(t) or t not in C.TYPE_KIND:
+            raise DecodeError(f"unknown column type code {t!r:.20}", msg, base, name, part="value")
+        f = col.get("f", 0)
+        if f is None:
+            f = 0
+        if not _is_int(f) or not 0 <= f <= 0xFFFFFFFF:
+            raise DecodeError(f"invalid column flags {f!r:.20}", msg, base, name, part="value")
+        h = col.get("h")
+        if h is not None and type(h) is not bool:
+            raise DecodeError("invalid handle marker", msg, base, name, part="value")
+        cols.append((name, t, f, col.get("v")))
+    return cols
+
+
+def _row_value(value: bytes, msg: int, vstart: int):
+    doc = parse_json(value, msg, vstart, "value")
+    if type(doc) is not dict:
+        raise DecodeError("row value is not a JSON object", msg, vstart, part="value")
+    after = _image(doc, "u", msg, vstart)
+    old = _image(doc, "p", msg, vstart)
+    deleted = _image(doc, "d", msg, vstart)
+    if deleted is not None:
+        if after is not None or old is not None:
+            raise DecodeError("row value has both d and u/p", msg, vstart, part="value")
+        return C.OP_DELETE, None, deleted
+    if after is None:
+        raise DecodeError("row value has no u or d", msg, vstart, part="value")
+    return (C.OP_UPDATE if old is not None else C.OP_INSERT), after, old
+
+
+def _ddl_value(value: bytes, msg: int, vstart: int):
+    doc = parse_json(value, msg, vstart, "value")
+    if type(doc) is not dict:
+        raise DecodeError("DDL value is not a JSON object", msg, vstart, part="value")
+    q, t = doc.get("q"), doc.get("t")
+    if q is not None and not isinstance(q, str):
+        raise DecodeError("DDL query is not a string", msg, vstart, part="value")
+    if t is not None and not (_is_int(t) and -(1 << 31) <= t < (1 << 31)):
+        raise DecodeError("DDL type is not an int32", msg, vstart, part="value")
+    if q is not None:
+        try:
+            q = _utf8(q)
+        except V.ValueProblem:
+            raise DecodeError("invalid UTF-8 in the DDL query", msg, vstart, part="value") from None
+    return q, t
+
+
+def _prepare(keys, values, compression):
+    keys, values = list(keys), list(values)
+    if compression != "none" and len(keys) == len(values):
+        values = decompress_event_values(values, compression)
+    return keys, values
+
+
+def iter_row_columns(keys, values, table: str, compression: str = "none"):
+    """(name, type code, flags, value) of every column of every row event of ``table``."""
+    scm, _, tbl = table.partition(".")
+    keys, values = _prepare(keys, values, compression)
+    for i, kd, _, value, vstart in iter_events(keys, values):
+        if kd["t"] != C.MSG_ROW or kd.get("scm") != scm or kd.get("tbl") != tbl:
+            continue
+        _, a, b = _row_value(value, i, vstart)
+        for img in (a, b):
+            for col in img or ():
+                yield col
+
+
+# ----------------------------------------------------------------------------- decoding
+def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
+    """Decode a batch.  Returns (output columns without _partition/_offset, message index per row)."""
+    keys, values = _prepare(keys, values, cfg.compression)
+    typed = cfg.targets is not None
+    op, ts, msg_of_row = [], [], []
+    schema_col, table_col, ddl, ddl_type = [], [], [], []
+    after_col, before_col = [], []
+    row_id, ptn, hko, ccl = [], [], [], []
+    typed_cols = [[] for _ in (cfg.targets or ())]
+    by_name = {t.name: (j, t) for j, t in enumerate(cfg.targets or ())}
+
+    for i, kd, kstart, value, vstart in iter_events(keys, values):
+        t = kd["t"]
+        scm, tbl = kd.get("scm"), kd.get("tbl")
+        if t == C.MSG_RESOLVED:
+            if value:
+                raise DecodeError("resolved event with a non-empty value", i, vstart, part="value")
+            code, a, b, q, qt = C.OP_RESOLVED, None, None, None, None
+        elif t == C.MSG_DDL:
+            q, qt = _ddl_value(value, i, vstart)
+            code, a, b = C.OP_DDL, None, None
+        else:
+            code, a, b = _row_value(value, i, vstart)
+            q = qt = None
+        if typed:
+            if t != C.MSG_RESOLVED and (scm != cfg.schema_name or tbl != cfg.table_name):
+                continue
+            if t != C.MSG_ROW and not cfg.control_events:
+                continue
+            image = a if a is not None else b
+            present = {}
+            for name, tc, fl, v in image or ():
+                if name in by_name:
+                    present[name] = (tc, fl, v)
+            for j, target in enumerate(cfg.targets):
+                got = present.get(target.name)
+                if got is None:
+                    typed_cols[j].append(None)
+                    continue
+                try:
+                    typed_cols[j].append(convert_typed(target, got[0], got[1], got[2], cfg.timezone))
+                except V.ValueProblem as exc:
+                    raise DecodeError(str(exc), i, vstart, target.name, part="value") from None
+        else:
+            schema_col.append(scm)
+            table_col.append(tbl)
+            ddl_type.append(qt)
+            row_id.append(kd.get("rid"))
+            ptn.append(kd.get("ptn"))
+            for img, out in ((a, after_col), (b, before_col)):
+                if img is None:
+                    out.append(None)
+                    continue
+                entries = []
+                for name, tc, fl, v in img:
+                    try:
+                        entries.append((name, render_text(tc, fl, v)))
+                    except V.ValueProblem as exc:
+                        raise DecodeError(str(exc), i, vstart, name, part="value") from None
+                out.append(entries)
+        op.append(C.OP_NAMES[code])
+        ts.append(kd["ts"])
+        ddl.append(q)
+        hko.append(bool(kd.get("ohk", False)) and "ccl" not in kd)
+        ccl.append(kd.get("ccl"))
+        msg_of_row.append(i)
+
+    cols = [pa.array(op, pa.string()), pa.array(ts, pa.int64())]
+    if typed:
+        for j, target in enumerate(cfg.targets):
+            cols.append(pa.array(typed_cols[j], target.arrow_type))
+        cols += [pa.array(ddl, pa.string()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string())]
+    else:
+        map_t = pa.map_(pa.string(), pa.string())
+        cols += [pa.array(schema_col, pa.string()), pa.array(table_col, pa.string()),
+                 pa.array(ddl, pa.string()), pa.array(after_col, map_t), pa.array(before_col, map_t),
+                 pa.array(ddl_type, pa.int32()), pa.array(row_id, pa.int64()),
+                 pa.array(ptn, pa.int64()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string())]
+    return cols, msg_of_row

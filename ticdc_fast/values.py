@@ -1,0 +1,268 @@
+"""Value semantics shared by every protocol, in pure Python.
+
+This module *defines* behaviour: the reference twin calls it directly, and the Cython core
+re-implements each function over raw bytes; tests run both on the same inputs.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+import struct
+from decimal import Decimal
+
+_INT_RE = re.compile(rb"-?(?:0|[1-9][0-9]*)\Z")
+_DECIMAL_RE = re.compile(rb"(-?)([0-9]+)(?:\.([0-9]+))?\Z")
+_DATE_RE = re.compile(rb"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
+_DATETIME_RE = re.compile(rb"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?\Z")
+_TIME_RE = re.compile(rb"(-?)([0-9]{1,3}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?\Z")
+_B64_RE = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z")
+
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+class ValueProblem(Exception):
+    """Raised by these helpers; the decoders turn it into DecodeError with position and column."""
+
+
+# ---------------------------------------------------------------- integers
+def parse_int(text: bytes, lo: int, hi: int) -> int:
+    if not _INT_RE.match(text):
+        raise ValueProblem(f"invalid integer {text[:40]!r}")
+    v = int(text)
+    if not lo <= v <= hi:
+        raise ValueProblem(f"integer {v} out of range [{lo}, {hi}]")
+    return v
+
+
+# ---------------------------------------------------------------- floats
+def _go_format(digits: str, exp10: int, negative: bool) -> str:
+    """Format shortest ``digits`` (no leading/trailing zeros) with decimal exponent ``exp10``
+    (value = 0.d1d2... × 10^exp10) the way Go's encoding/json does: plain notation unless the
+    magnitude is < 1e-6 or >= 1e21, then ``d.ddde±X`` without exponent zero padding."""
+    sign = "-" if negative else ""
+    sci_exp = exp10 - 1  # value = d1.d2... × 10^sci_exp
+    if sci_exp < -6 or sci_exp >= 21:
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mant}e{'-' if sci_exp < 0 else '+'}{abs(sci_exp)}"
+    if exp10 <= 0:
+        return f"{sign}0.{'0' * (-exp10)}{digits}"
+    if exp10 >= len(digits):
+        return f"{sign}{digits}{'0' * (exp10 - len(digits))}"
+    return f"{sign}{digits[:exp10]}.{digits[exp10:]}"
+
+
+def _shortest_digits(x: float, bits: int) -> tuple[str, int]:
+    """Shortest decimal digits that round-trip ``x`` at ``bits`` width, and the exponent
+    such that x = 0.digits × 10^exp."""
+    if bits == 64:
+        s = repr(abs(x))
+        mant, _, e = s.partition("e")
+        exp = int(e) if e else 0
+    else:
+        ax = abs(x)
+        for p in range(1, 10):
+            s = f"{ax:.{p - 1}e}"
+            try:
+                if struct.unpack("<f", struct.pack("<f", float(s)))[0] == ax:
+                    break
+            except OverflowError:  # rounding up past FLT_MAX: needs more digits
+                continue
+        mant, _, e = s.partition("e")
+        exp = int(e)
+    intpart, _, frac = mant.partition(".")
+    digits = (intpart + frac)
+    exp += len(intpart)
+    stripped = digits.lstrip("0")
+    exp -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    return digits, exp
+
+
+def format_float(x: float, bits: int) -> str:
+    """Shortest round-trip text for a float32 (bits=32) or float64 value, Go encoding/json style."""
+    if math.isnan(x) or math.isinf(x):
+        raise ValueProblem("NaN or infinite float")
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    digits, exp = _shortest_digits(x, bits)
+    return _go_format(digits, exp, x < 0)
+
+
+def to_float32(x: float) -> float:
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        raise ValueProblem("float out of float32 range") from None
+
+
+_JSON_NUMBER_RE = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def parse_float_text(text: bytes, bits: int) -> float:
+    """Parse a numeric string the way the core does (JSON number grammar)."""
+    if not _JSON_NUMBER_RE.match(text):
+        raise ValueProblem(f"invalid number {text[:40]!r}")
+    v = float(text)
+    if math.isinf(v):
+        raise ValueProblem(f"number out of range {text[:40]!r}")
+    return to_float32(v) if bits == 32 else v
+
+
+# ---------------------------------------------------------------- decimals
+def parse_decimal(text: bytes) -> tuple[int, int, int]:
+    """MyDecimal text → (sign, digits-as-int, number of fraction digits)."""
+    m = _DECIMAL_RE.match(text)
+    if not m:
+        raise ValueProblem(f"invalid decimal {text[:40]!r}")
+    neg, ip, fp = m.group(1), m.group(2), m.group(3) or b""
+    return (-1 if neg else 1), int(ip + fp), len(fp)
+
+
+def decimal_unscaled(text: bytes, precision: int, scale: int) -> int:
+    sign, digits, frac = parse_decimal(text)
+    if frac > scale:
+        drop = 10 ** (frac - scale)
+        if digits % drop:
+            raise ValueProblem(f"decimal {text[:70].decode()} does not fit scale {scale} exactly")
+        digits //= drop
+    else:
+        digits *= 10 ** (scale - frac)
+    if digits >= 10 ** precision:
+        raise ValueProblem(f"decimal {text[:70].decode()} exceeds precision {precision}")
+    return sign * digits
+
+
+def unscaled_to_decimal(unscaled: int, scale: int) -> Decimal:
+    return Decimal(unscaled).scaleb(-scale)
+
+
+# ---------------------------------------------------------------- temporal
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _check_date(y: int, m: int, d: int, text: bytes) -> None:
+    if y == 0 or m == 0 or d == 0:
+        raise ValueProblem(f"zero date {text.decode(errors='replace')!r} has no exact value")
+    if m > 12:
+        raise ValueProblem(f"invalid date {text.decode(errors='replace')!r}")
+    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    if d > _DAYS_IN_MONTH[m - 1] + (1 if m == 2 and leap else 0):
+        raise ValueProblem(f"invalid date {text.decode(errors='replace')!r}")
+
+
+def _frac_us(f: bytes | None) -> int:
+    return int((f or b"").ljust(6, b"0"))
+
+
+def parse_date_days(text: bytes) -> int:
+    m = _DATE_RE.match(text)
+    if not m:
+        raise ValueProblem(f"invalid date {text[:40]!r}")
+    y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    _check_date(y, mo, d, text)
+    return _days_from_civil(y, mo, d)
+
+
+def parse_datetime_us(text: bytes) -> int:
+    """'YYYY-MM-DD[ HH:MM:SS[.ffffff]]' → µs since 1970-01-01 on the same (naive) clock."""
+    m = _DATETIME_RE.match(text)
+    if not m:
+        return parse_date_days(text) * 86_400_000_000
+    y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    _check_date(y, mo, d, text)
+    hh, mi, ss = int(m.group(4)), int(m.group(5)), int(m.group(6))
+    if hh > 23 or mi > 59 or ss > 59:
+        raise ValueProblem(f"invalid time of day {text[:40]!r}")
+    return ((_days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss) * 1_000_000
+            + _frac_us(m.group(7)))
+
+
+def parse_time_us(text: bytes) -> int:
+    m = _TIME_RE.match(text)
+    if not m:
+        raise ValueProblem(f"invalid time {text[:40]!r}")
+    hh, mi, ss = int(m.group(2)), int(m.group(3)), int(m.group(4))
+    if hh > 838 or mi > 59 or ss > 59:
+        raise ValueProblem(f"time out of range {text[:40]!r}")
+    us = (hh * 3600 + mi * 60 + ss) * 1_000_000 + _frac_us(m.group(5))
+    return -us if m.group(1) else us
+
+
+# ---------------------------------------------------------------- bytes
+def b64decode_strict(text: bytes) -> bytes:
+    """Standard base64 with padding, canonical (zero pad bits) — what Go's []byte marshalling emits."""
+    if not _B64_RE.match(text):
+        raise ValueProblem("invalid base64")
+    out = binascii.a2b_base64(text)
+    if base64.b64encode(out) != text:
+        raise ValueProblem("invalid base64 (non-zero padding bits)")
+    return out
+
+
+_SIMPLE_ESC = {ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("n"): 10, ord("r"): 13,
+               ord("t"): 9, ord("v"): 11, ord("\\"): 92, ord('"'): 34}
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def go_unquote_body(s: bytes) -> bytes:
+    """Invert Go ``strconv.Quote`` (without the surrounding quotes) to the original bytes."""
+    if b"\\" not in s:
+        if b'"' in s or b"\n" in s:
+            raise ValueProblem("invalid Go-quoted string (raw quote or newline)")
+        return s
+    out = bytearray()
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c != 0x5C:
+            if c == 0x22 or c == 0x0A:
+                raise ValueProblem("invalid Go-quoted string (raw quote or newline)")
+            out.append(c)
+            i += 1
+            continue
+        if i + 1 >= n:
+            raise ValueProblem("invalid Go escape at end of string")
+        e = s[i + 1]
+        if e in _SIMPLE_ESC:
+            out.append(_SIMPLE_ESC[e])
+            i += 2
+        elif e == 0x78:  # \xHH
+            h = s[i + 2:i + 4]
+            if len(h) != 2 or any(ch not in _HEX for ch in h):
+                raise ValueProblem("invalid \\x escape")
+            out.append(int(h, 16))
+            i += 4
+        elif 0x30 <= e <= 0x37:  # \NNN octal
+            o = s[i + 1:i + 4]
+            if len(o) != 3 or any(not 0x30 <= ch <= 0x37 for ch in o) or int(o, 8) > 255:
+                raise ValueProblem("invalid octal escape")
+            out.append(int(o, 8))
+            i += 4
+        elif e in (0x75, 0x55):  # \uHHHH, \UHHHHHHHH
+            width = 4 if e == 0x75 else 8
+            h = s[i + 2:i + 2 + width]
+            if len(h) != width or any(ch not in _HEX for ch in h):
+                raise ValueProblem("invalid \\u escape")
+            cp = int(h, 16)
+            if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+                raise ValueProblem("invalid rune in \\u escape")
+            out += chr(cp).encode("utf-8")
+            i += 2 + width
+        else:
+            raise ValueProblem(f"invalid Go escape \\{chr(e)}")
+    return bytes(out)
+
+
+def require_utf8(b: bytes) -> str:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueProblem("invalid UTF-8 in a text value") from None
