@@ -1,0 +1,28 @@
+# cython: language_level=3
+"""ticdc_fast._core: the Cython decoder core.
+
+One extension module assembled from the folders beside this file:
+framing/ (cursor over message bytes), json/ (span scanner), values/ (number, text and temporal
+codecs), arrow/ (column builders handed to pyarrow zero-copy), open/ (open-protocol plan).
+"""
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.string cimport memcpy, memcmp, memset, strncpy, strcmp
+from libc.stdlib cimport malloc, calloc, realloc, free, strtod, atoi
+from libc.stdio cimport snprintf
+from libc.math cimport isinf, isnan, signbit
+
+import pyarrow as pa
+
+from ticdc_fast import _constants as _C
+from ticdc_fast.errors import DecodeError
+
+CYTHON_MODULE = 1
+_MAP_TYPE = pa.map_(pa.string(), pa.string())
+
+include "framing/cursor.pxi"
+include "arrow/buffers.pxi"
+include "json/scan.pxi"
+include "values/text.pxi"
+include "values/numbers.pxi"
+include "open/constants.pxi"
+include "open/decode.pxi"

@@ -1,0 +1,218 @@
+# Column builders that own malloc'd memory and hand it to pyarrow without a copy.
+# Reserve once per batch, append unchecked on the hot path, grow in a cold noinline path.
+
+cdef struct Buf:
+    uint8_t* data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int buf_grow(Buf* b, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap = b.cap * 2
+    if cap < need:
+        cap = need
+    if cap < 64:
+        cap = 64
+    cdef uint8_t* p = <uint8_t*>realloc(b.data, cap)
+    if p == NULL:
+        return -1  # the old block stays valid and owned
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
+    if b.len + extra > b.cap:
+        return buf_grow(b, b.len + extra)
+    return 0
+
+
+cdef inline int buf_append(Buf* b, const void* src, Py_ssize_t n) noexcept nogil:
+    if b.len + n > b.cap:
+        if buf_grow(b, b.len + n) < 0:
+            return -1
+    memcpy(b.data + b.len, src, n)
+    b.len += n
+    return 0
+
+
+cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
+    if b.len + 1 > b.cap:
+        if buf_grow(b, b.len + 1) < 0:
+            return -1
+    b.data[b.len] = v
+    b.len += 1
+    return 0
+
+
+cdef inline void buf_free(Buf* b) noexcept nogil:
+    free(b.data)
+    b.data = NULL
+    b.len = 0
+    b.cap = 0
+
+
+# Validity bitmap kept alongside a column; bits are set for valid rows.
+cdef struct Bits:
+    Buf b
+    Py_ssize_t n
+    Py_ssize_t nulls
+
+
+cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
+    if (v.n & 7) == 0:
+        if buf_push_byte(&v.b, 0) < 0:
+            return -1
+    if valid:
+        v.b.data[v.n >> 3] |= <uint8_t>(1 << (v.n & 7))
+    else:
+        v.nulls += 1
+    v.n += 1
+    return 0
+
+
+# Variable-width column (string/binary): int32 offsets, data, validity.
+cdef struct VarCol:
+    Buf offsets
+    Buf data
+    Bits valid
+
+
+cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
+    if buf_reserve(&c.offsets, (rows + 1) * 4) < 0 or buf_reserve(&c.data, bytes_hint) < 0:
+        return -1
+    if buf_reserve(&c.valid.b, rows // 8 + 1) < 0:
+        return -1
+    (<int32_t*>c.offsets.data)[0] = 0
+    c.offsets.len = 4
+    return 0
+
+
+cdef inline int var_close_row(VarCol* c, bint valid) noexcept nogil:
+    """Finish a value whose bytes were already appended to c.data."""
+    if c.data.len > 0x7FFFFFFF:
+        return -2
+    cdef int32_t off = <int32_t>c.data.len
+    if buf_append(&c.offsets, &off, 4) < 0:
+        return -1
+    return bits_push(&c.valid, valid)
+
+
+cdef inline int var_push(VarCol* c, const void* src, Py_ssize_t n) noexcept nogil:
+    if buf_append(&c.data, src, n) < 0:
+        return -1
+    return var_close_row(c, 1)
+
+
+cdef inline int var_push_null(VarCol* c) noexcept nogil:
+    return var_close_row(c, 0)
+
+
+cdef void var_free(VarCol* c) noexcept nogil:
+    buf_free(&c.offsets)
+    buf_free(&c.data)
+    buf_free(&c.valid.b)
+    c.valid.n = 0
+    c.valid.nulls = 0
+
+
+# Fixed-width column: `width` bytes per value; width 0 means a bit-packed boolean.
+cdef struct FixCol:
+    Buf data
+    Bits valid
+    int width
+    Py_ssize_t n
+
+
+cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
+    c.width = width
+    if buf_reserve(&c.data, (rows * width) if width else (rows // 8 + 1)) < 0:
+        return -1
+    return buf_reserve(&c.valid.b, rows // 8 + 1)
+
+
+cdef inline int fix_push(FixCol* c, const void* src) noexcept nogil:
+    if buf_append(&c.data, src, c.width) < 0:
+        return -1
+    c.n += 1
+    return bits_push(&c.valid, 1)
+
+
+cdef inline int fix_push_bool(FixCol* c, bint v) noexcept nogil:
+    if (c.n & 7) == 0:
+        if buf_push_byte(&c.data, 0) < 0:
+            return -1
+    if v:
+        c.data.data[c.n >> 3] |= <uint8_t>(1 << (c.n & 7))
+    c.n += 1
+    return bits_push(&c.valid, 1)
+
+
+cdef inline int fix_push_null(FixCol* c) noexcept nogil:
+    cdef uint8_t zeros[32]
+    if c.width == 0:
+        if (c.n & 7) == 0:
+            if buf_push_byte(&c.data, 0) < 0:
+                return -1
+    else:
+        memset(zeros, 0, 32)
+        if buf_append(&c.data, zeros, c.width) < 0:
+            return -1
+    c.n += 1
+    return bits_push(&c.valid, 0)
+
+
+cdef void fix_free(FixCol* c) noexcept nogil:
+    buf_free(&c.data)
+    buf_free(&c.valid.b)
+    c.valid.n = 0
+    c.valid.nulls = 0
+    c.n = 0
+
+
+# ------------------------------------------------------------------ export to pyarrow
+cdef class _Owned:
+    """Owns one malloc'd block that a pyarrow buffer points into."""
+    cdef void* ptr
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef object take_buffer(Buf* b):
+    """Move the block out of `b` into a pyarrow Buffer (zero copy); `b` is left empty."""
+    cdef _Owned owner = _Owned.__new__(_Owned)
+    cdef Py_ssize_t n = b.len
+    if b.data == NULL:
+        b.data = <uint8_t*>malloc(1)
+        if b.data == NULL:
+            raise MemoryError()
+    owner.ptr = b.data
+    b.data = NULL
+    b.len = 0
+    b.cap = 0
+    return pa.foreign_buffer(<uintptr_t>owner.ptr, n, base=owner)
+
+
+cdef object take_validity(Bits* v):
+    if v.nulls == 0:
+        buf_free(&v.b)
+        return None
+    return take_buffer(&v.b)
+
+
+cdef object var_to_array(VarCol* c, object typ):
+    cdef Py_ssize_t n = c.valid.n
+    cdef Py_ssize_t nulls = c.valid.nulls
+    validity = take_validity(&c.valid)
+    offsets = take_buffer(&c.offsets)
+    data = take_buffer(&c.data)
+    return pa.Array.from_buffers(typ, n, [validity, offsets, data], null_count=nulls)
+
+
+cdef object fix_to_array(FixCol* c, object typ):
+    cdef Py_ssize_t n = c.valid.n
+    cdef Py_ssize_t nulls = c.valid.nulls
+    validity = take_validity(&c.valid)
+    data = take_buffer(&c.data)
+    return pa.Array.from_buffers(typ, n, [validity, data], null_count=nulls)

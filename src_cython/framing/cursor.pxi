@@ -1,0 +1,67 @@
+# One cursor over a Kafka message's key or value.  `start` is the message start, so the byte
+# offset reported in errors is always `pos - start`; `end` is clamped to the event or value
+# being read, and readers never look past it.
+
+cdef struct Cur:
+    const uint8_t* start
+    const uint8_t* pos
+    const uint8_t* end
+
+
+cdef enum:
+    PART_NONE = 0
+    PART_KEY = 1
+    PART_VALUE = 2
+
+
+# Filled inside nogil code; turned into DecodeError after the GIL is back.
+cdef struct Err:
+    int failed
+    Py_ssize_t msg
+    Py_ssize_t offset
+    int part
+    int has_column
+    Py_ssize_t column_len
+    char column[256]
+    char reason[256]
+
+
+cdef inline int fail(Err* err, const Cur* c, const char* reason) noexcept nogil:
+    err.failed = 1
+    err.offset = c.pos - c.start
+    strncpy(err.reason, reason, 255)
+    err.reason[255] = 0
+    return -1
+
+
+cdef int fail_fmt(Err* err, const Cur* c, const char* fmt, long long a, long long b) noexcept nogil:
+    err.failed = 1
+    err.offset = c.pos - c.start
+    snprintf(err.reason, 256, fmt, a, b)
+    return -1
+
+
+cdef inline void set_column(Err* err, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+    if n > 255:
+        n = 255
+    memcpy(err.column, name, n)
+    err.column_len = n
+    err.has_column = 1
+
+
+cdef int _fail_truncated(Err* err, const Cur* c, const char* what) noexcept nogil:
+    err.failed = 1
+    err.offset = c.pos - c.start
+    snprintf(err.reason, 256, "truncated %s: %lld of 8 bytes", what, <long long>(c.end - c.pos))
+    return -1
+
+
+cdef inline int read_u64be(Cur* c, uint64_t* out, Err* err, const char* what) noexcept nogil:
+    cdef const uint8_t* p = c.pos
+    if c.end - p < 8:
+        return _fail_truncated(err, c, what)
+    out[0] = ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
+              | (<uint64_t>p[3] << 32) | (<uint64_t>p[4] << 24) | (<uint64_t>p[5] << 16)
+              | (<uint64_t>p[6] << 8) | <uint64_t>p[7])
+    c.pos = p + 8
+    return 0

@@ -1,0 +1,418 @@
+# A JSON scanner that knows only what TiCDC events need: spans of strings and numbers (no
+# Python objects), validated escapes, and an iterative skipper for values we do not use.
+# Behaviour matches orjson where the twin relies on it (lone surrogates, depth 1024, grammar).
+
+cdef enum:
+    J_ABSENT = 0
+    J_NULL = 1
+    J_TRUE = 2
+    J_FALSE = 3
+    J_INT = 4
+    J_FLOAT = 5
+    J_STR = 6
+    J_OBJ = 7
+    J_ARR = 8
+
+cdef enum:
+    MAX_DEPTH = 1024
+    SC_PLAIN = 0
+    SC_QUOTE = 1
+    SC_BACKSLASH = 2
+    SC_CONTROL = 3
+    SC_HIGH = 4
+
+
+cdef struct Span:
+    const uint8_t* p     # strings: first byte after the quote; numbers/literals: first byte
+    Py_ssize_t n         # strings: bytes between the quotes
+    Py_ssize_t off       # offset of the value in the message (for errors)
+    int kind
+    int esc              # string holds backslash escapes
+    int ascii            # string's raw bytes are all < 0x80
+    int neg              # number starts with '-'
+
+
+cdef uint8_t STR_CLASS[256]
+cdef int8_t HEX_VAL[256]
+
+
+cdef void _init_tables() noexcept:
+    cdef int i
+    for i in range(256):
+        STR_CLASS[i] = SC_PLAIN
+        HEX_VAL[i] = -1
+    for i in range(0x20):
+        STR_CLASS[i] = SC_CONTROL
+    for i in range(0x80, 256):
+        STR_CLASS[i] = SC_HIGH
+    STR_CLASS[34] = SC_QUOTE
+    STR_CLASS[92] = SC_BACKSLASH
+    for i in range(10):
+        HEX_VAL[48 + i] = i
+    for i in range(6):
+        HEX_VAL[65 + i] = 10 + i
+        HEX_VAL[97 + i] = 10 + i
+
+_init_tables()
+
+
+cdef inline void skip_ws(Cur* c) noexcept nogil:
+    cdef const uint8_t* p = c.pos
+    cdef const uint8_t* e = c.end
+    while p < e and (p[0] == 32 or p[0] == 10 or p[0] == 13 or p[0] == 9):
+        p += 1
+    c.pos = p
+
+
+cdef inline int hex4(const uint8_t* p, uint32_t* out) noexcept nogil:
+    cdef int a = HEX_VAL[p[0]], b = HEX_VAL[p[1]], d = HEX_VAL[p[2]], e = HEX_VAL[p[3]]
+    if (a | b | d | e) < 0:
+        return -1
+    out[0] = <uint32_t>((a << 12) | (b << 8) | (d << 4) | e)
+    return 0
+
+
+cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
+    """c.pos is at the opening quote; on success it is just past the closing quote."""
+    cdef const uint8_t* p = c.pos + 1
+    cdef const uint8_t* e = c.end
+    cdef uint8_t cls, ch
+    cdef uint32_t cp, lo
+    s.p = p
+    s.off = c.pos - c.start
+    s.esc = 0
+    s.ascii = 1
+    s.kind = J_STR
+    while True:
+        # The common case: runs of plain bytes.
+        while p + 4 <= e and STR_CLASS[p[0]] == 0 and STR_CLASS[p[1]] == 0 \
+                and STR_CLASS[p[2]] == 0 and STR_CLASS[p[3]] == 0:
+            p += 4
+        if p >= e:
+            c.pos = p
+            return fail(err, c, "malformed JSON: unterminated string")
+        ch = p[0]
+        cls = STR_CLASS[ch]
+        if cls == SC_PLAIN:
+            p += 1
+        elif cls == SC_QUOTE:
+            break
+        elif cls == SC_HIGH:
+            s.ascii = 0
+            p += 1
+        elif cls == SC_CONTROL:
+            c.pos = p
+            return fail(err, c, "malformed JSON: control character in string")
+        else:
+            s.esc = 1
+            if p + 1 >= e:
+                c.pos = p
+                return fail(err, c, "malformed JSON: unterminated string")
+            ch = p[1]
+            if ch == 117:  # \uXXXX
+                if e - p < 6 or hex4(p + 2, &cp) < 0:
+                    c.pos = p
+                    return fail(err, c, "malformed JSON: invalid \\u escape")
+                if 0xD800 <= cp <= 0xDBFF:
+                    if e - p < 12 or p[6] != 92 or p[7] != 117 or hex4(p + 8, &lo) < 0 \
+                            or not (0xDC00 <= lo <= 0xDFFF):
+                        c.pos = p
+                        return fail(err, c, "malformed JSON: lone high surrogate")
+                    s.ascii = 0
+                    p += 12
+                elif 0xDC00 <= cp <= 0xDFFF:
+                    c.pos = p
+                    return fail(err, c, "malformed JSON: lone low surrogate")
+                else:
+                    if cp >= 0x80:
+                        s.ascii = 0
+                    p += 6
+            elif ch == 34 or ch == 92 or ch == 47 or ch == 98 or ch == 102 or ch == 110 \
+                    or ch == 114 or ch == 116:
+                p += 2
+            else:
+                c.pos = p
+                return fail(err, c, "malformed JSON: invalid escape")
+    s.n = p - s.p
+    c.pos = p + 1
+    return 0
+
+
+cdef inline Py_ssize_t utf8_put(uint8_t* o, uint32_t cp) noexcept nogil:
+    if cp < 0x80:
+        o[0] = <uint8_t>cp
+        return 1
+    if cp < 0x800:
+        o[0] = <uint8_t>(0xC0 | (cp >> 6))
+        o[1] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 2
+    if cp < 0x10000:
+        o[0] = <uint8_t>(0xE0 | (cp >> 12))
+        o[1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+        o[2] = <uint8_t>(0x80 | (cp & 0x3F))
+        return 3
+    o[0] = <uint8_t>(0xF0 | (cp >> 18))
+    o[1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+    o[2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+    o[3] = <uint8_t>(0x80 | (cp & 0x3F))
+    return 4
+
+
+cdef int json_unescape(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
+    """Append the unescaped bytes of a string span already validated by scan_string."""
+    cdef const uint8_t* e = p + n
+    cdef uint8_t* o
+    cdef uint32_t cp, lo
+    cdef uint8_t ch
+    if buf_reserve(out, n) < 0:  # unescaping never grows the text
+        return -1
+    o = out.data + out.len
+    while p < e:
+        ch = p[0]
+        if ch != 92:
+            o[0] = ch
+            o += 1
+            p += 1
+            continue
+        ch = p[1]
+        if ch == 117:
+            hex4(p + 2, &cp)
+            p += 6
+            if 0xD800 <= cp <= 0xDBFF:
+                hex4(p + 2, &lo)
+                p += 6
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+            o += utf8_put(o, cp)
+            continue
+        if ch == 98:
+            o[0] = 8
+        elif ch == 102:
+            o[0] = 12
+        elif ch == 110:
+            o[0] = 10
+        elif ch == 114:
+            o[0] = 13
+        elif ch == 116:
+            o[0] = 9
+        else:
+            o[0] = ch
+        o += 1
+        p += 2
+    out.len = o - out.data
+    return 0
+
+
+cdef inline int is_digit(uint8_t ch) noexcept nogil:
+    return 48 <= ch <= 57
+
+
+cdef int scan_number(Cur* c, Span* s, Err* err) noexcept nogil:
+    cdef const uint8_t* p = c.pos
+    cdef const uint8_t* e = c.end
+    s.p = p
+    s.off = p - c.start
+    s.kind = J_INT
+    s.neg = 0
+    if p < e and p[0] == 45:
+        s.neg = 1
+        p += 1
+    if p >= e or not is_digit(p[0]):
+        c.pos = p
+        return fail(err, c, "malformed JSON: invalid number")
+    if p[0] == 48:
+        p += 1
+        if p < e and is_digit(p[0]):
+            c.pos = p
+            return fail(err, c, "malformed JSON: number with leading zero")
+    else:
+        while p < e and is_digit(p[0]):
+            p += 1
+    if p < e and p[0] == 46:
+        s.kind = J_FLOAT
+        p += 1
+        if p >= e or not is_digit(p[0]):
+            c.pos = p
+            return fail(err, c, "malformed JSON: invalid number")
+        while p < e and is_digit(p[0]):
+            p += 1
+    if p < e and (p[0] == 101 or p[0] == 69):
+        s.kind = J_FLOAT
+        p += 1
+        if p < e and (p[0] == 43 or p[0] == 45):
+            p += 1
+        if p >= e or not is_digit(p[0]):
+            c.pos = p
+            return fail(err, c, "malformed JSON: invalid number")
+        while p < e and is_digit(p[0]):
+            p += 1
+    s.n = p - s.p
+    c.pos = p
+    return 0
+
+
+cdef inline int scan_literal(Cur* c, Span* s, const char* lit, int n, int kind, Err* err) noexcept nogil:
+    s.p = c.pos
+    s.off = c.pos - c.start
+    if c.end - c.pos < n or memcmp(c.pos, lit, n) != 0:
+        return fail(err, c, "malformed JSON: invalid literal")
+    c.pos += n
+    s.n = n
+    s.kind = kind
+    return 0
+
+
+cdef int skip_container(Cur* c, int depth, Err* err) noexcept nogil:
+    """Skip an object or array starting at c.pos; `depth` is its nesting level (root = 1)."""
+    cdef uint8_t stack[MAX_DEPTH + 1]
+    cdef int sp = 0
+    cdef int state   # 2 = just opened, 1 = need an element, 0 = after an element
+    cdef uint8_t ch, top
+    cdef Span tmp
+    if depth > MAX_DEPTH:
+        return fail(err, c, "malformed JSON: nesting deeper than 1024")
+    stack[0] = c.pos[0]
+    sp = 1
+    c.pos += 1
+    state = 2
+    while sp > 0:
+        skip_ws(c)
+        if c.pos >= c.end:
+            return fail(err, c, "malformed JSON: unexpected end of data")
+        ch = c.pos[0]
+        top = stack[sp - 1]
+        if state != 1 and ((top == 123 and ch == 125) or (top == 91 and ch == 93)):
+            c.pos += 1
+            sp -= 1
+            state = 0
+            continue
+        if state == 0:
+            if ch != 44:
+                return fail(err, c, "malformed JSON: expected ',' or a closing bracket")
+            c.pos += 1
+            skip_ws(c)
+            if c.pos >= c.end:
+                return fail(err, c, "malformed JSON: unexpected end of data")
+            ch = c.pos[0]
+        if top == 123:
+            if ch != 34:
+                return fail(err, c, "malformed JSON: expected a string key")
+            if scan_string(c, &tmp, err) < 0:
+                return -1
+            skip_ws(c)
+            if c.pos >= c.end or c.pos[0] != 58:
+                return fail(err, c, "malformed JSON: expected ':'")
+            c.pos += 1
+            skip_ws(c)
+            if c.pos >= c.end:
+                return fail(err, c, "malformed JSON: unexpected end of data")
+            ch = c.pos[0]
+        if ch == 123 or ch == 91:
+            if depth + sp > MAX_DEPTH:
+                return fail(err, c, "malformed JSON: nesting deeper than 1024")
+            stack[sp] = ch
+            sp += 1
+            c.pos += 1
+            state = 2
+            continue
+        if scan_scalar(c, &tmp, err) < 0:
+            return -1
+        state = 0
+    return 0
+
+
+cdef int scan_scalar(Cur* c, Span* s, Err* err) noexcept nogil:
+    cdef uint8_t ch = c.pos[0]
+    if ch == 34:
+        return scan_string(c, s, err)
+    if ch == 45 or is_digit(ch):
+        return scan_number(c, s, err)
+    if ch == 116:
+        return scan_literal(c, s, b"true", 4, J_TRUE, err)
+    if ch == 102:
+        return scan_literal(c, s, b"false", 5, J_FALSE, err)
+    if ch == 110:
+        return scan_literal(c, s, b"null", 4, J_NULL, err)
+    return fail(err, c, "malformed JSON: unexpected character")
+
+
+cdef int scan_value(Cur* c, Span* s, int depth, Err* err) noexcept nogil:
+    """Scan any value at c.pos (whitespace already skipped). Containers are skipped."""
+    if c.pos >= c.end:
+        return fail(err, c, "malformed JSON: unexpected end of data")
+    cdef uint8_t ch = c.pos[0]
+    if ch == 123 or ch == 91:
+        s.p = c.pos
+        s.off = c.pos - c.start
+        s.kind = J_OBJ if ch == 123 else J_ARR
+        if skip_container(c, depth, err) < 0:
+            return -1
+        s.n = c.pos - s.p
+        return 0
+    return scan_scalar(c, s, err)
+
+
+# ---- object walking for the shapes we know
+cdef inline int obj_open(Cur* c, Err* err) noexcept nogil:
+    """At '{': consume it. Returns 1 if the object is empty (and consumed), 0 if members follow."""
+    c.pos += 1
+    skip_ws(c)
+    if c.pos >= c.end:
+        return fail(err, c, "malformed JSON: unexpected end of data")
+    if c.pos[0] == 125:
+        c.pos += 1
+        return 1
+    return 0
+
+
+cdef inline int obj_key(Cur* c, Span* key, Err* err) noexcept nogil:
+    if c.pos >= c.end or c.pos[0] != 34:
+        return fail(err, c, "malformed JSON: expected a string key")
+    if scan_string(c, key, err) < 0:
+        return -1
+    skip_ws(c)
+    if c.pos >= c.end or c.pos[0] != 58:
+        return fail(err, c, "malformed JSON: expected ':'")
+    c.pos += 1
+    skip_ws(c)
+    if c.pos >= c.end:
+        return fail(err, c, "malformed JSON: unexpected end of data")
+    return 0
+
+
+cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:
+    """After a member: 1 if another member follows (',' consumed), 0 at '}' (consumed)."""
+    skip_ws(c)
+    if c.pos < c.end:
+        if c.pos[0] == 44:
+            c.pos += 1
+            skip_ws(c)
+            return 1
+        if c.pos[0] == 125:
+            c.pos += 1
+            return 0
+        return fail(err, c, "malformed JSON: expected ',' or '}'")
+    return fail(err, c, "malformed JSON: unexpected end of data")
+
+
+cdef int key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
+    cdef Buf tmp
+    cdef int eq
+    if not k.esc:
+        return k.n == n and memcmp(k.p, lit, n) == 0
+    if k.n > 64:
+        return 0
+    tmp.data = NULL
+    tmp.len = 0
+    tmp.cap = 0
+    if json_unescape(k.p, k.n, &tmp) < 0:
+        return 0
+    eq = tmp.len == n and memcmp(tmp.data, lit, n) == 0
+    buf_free(&tmp)
+    return eq
+
+
+cdef inline int doc_end(Cur* c, Err* err) noexcept nogil:
+    skip_ws(c)
+    if c.pos != c.end:
+        return fail(err, c, "malformed JSON: trailing characters")
+    return 0

@@ -1,0 +1,1275 @@
+# Open protocol: walk the batch framing of every message, scan each event's key and value
+# JSON, and write Arrow buffers directly.  Runs without the GIL; errors go to an Err struct.
+
+cdef struct KeyInfo:
+    uint64_t ts
+    int64_t rid
+    int64_t ptn
+    Span scm
+    Span tbl
+    Span ccl
+    int t
+    int has_ts
+    int has_t
+    int has_rid
+    int has_ptn
+    int ohk
+
+
+cdef struct ColEntry:
+    Span name
+    Span v
+    Py_ssize_t name_off    # unescaped name in plan.names when name.esc, else -1
+    Py_ssize_t name_len
+    uint64_t hash
+    uint32_t f
+    int t
+    int has_t
+
+
+cdef struct Image:
+    ColEntry* cols
+    Py_ssize_t n
+    Py_ssize_t cap
+    int present
+
+
+cdef struct MapCol:
+    Buf offsets
+    Bits valid
+    VarCol keys
+    VarCol vals
+    int32_t count
+
+
+cdef enum:
+    IMG_U = 0
+    IMG_P = 1
+    IMG_D = 2
+
+
+cdef inline int fail_at(Err* err, Py_ssize_t off, const char* reason) noexcept nogil:
+    err.failed = 1
+    err.offset = off
+    strncpy(err.reason, reason, 255)
+    err.reason[255] = 0
+    return -1
+
+
+cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h
+
+
+cdef int map_init(MapCol* m, Py_ssize_t rows, Py_ssize_t hint) noexcept nogil:
+    if buf_reserve(&m.offsets, (rows + 1) * 4) < 0 or buf_reserve(&m.valid.b, rows // 8 + 1) < 0:
+        return -1
+    (<int32_t*>m.offsets.data)[0] = 0
+    m.offsets.len = 4
+    m.count = 0
+    if var_init(&m.keys, rows * 8, hint // 2) < 0:
+        return -1
+    return var_init(&m.vals, rows * 8, hint // 2)
+
+
+cdef void map_free(MapCol* m) noexcept nogil:
+    buf_free(&m.offsets)
+    buf_free(&m.valid.b)
+    m.valid.n = 0
+    m.valid.nulls = 0
+    var_free(&m.keys)
+    var_free(&m.vals)
+
+
+cdef inline int map_close_row(MapCol* m, bint valid) noexcept nogil:
+    if buf_append(&m.offsets, &m.count, 4) < 0:
+        return -1
+    return bits_push(&m.valid, valid)
+
+
+cdef class OpenPlan:
+    """Compiled once per decoder (table, target schema, time zone); decodes batches."""
+    cdef int typed
+    cdef int control_events
+    cdef int ntargets
+    cdef int* writers
+    cdef int* precisions
+    cdef int* scales
+    cdef Buf target_names        # concatenated target names
+    cdef Py_ssize_t* tname_off   # ntargets + 1 offsets
+    cdef uint64_t* tname_hash
+    cdef int* tslot              # open addressing: slot -> target index or -1
+    cdef int tslot_cap
+    cdef bytes schema_name
+    cdef bytes table_name
+    cdef int64_t* tz_bounds
+    cdef int64_t* tz_offsets
+    cdef Py_ssize_t tz_n
+    # scratch
+    cdef Buf names
+    cdef Buf tmp
+    cdef Buf tmp2
+    cdef Buf numtmp
+    cdef Image images[3]
+    cdef uint32_t* dd_gen
+    cdef int32_t* dd_idx
+    cdef Py_ssize_t dd_cap
+    cdef uint32_t gen
+    cdef int* present          # per target: entry index or -1
+    # output builders (live during one decode call)
+    cdef VarCol c_op
+    cdef FixCol c_ts
+    cdef VarCol c_schema
+    cdef VarCol c_table
+    cdef VarCol c_ddl
+    cdef MapCol c_after
+    cdef MapCol c_before
+    cdef FixCol c_ddl_type
+    cdef FixCol c_rid
+    cdef FixCol c_ptn
+    cdef FixCol c_hko
+    cdef VarCol c_ccl
+    cdef FixCol c_msg
+    cdef FixCol* t_fix
+    cdef VarCol* t_var
+    cdef object target_types
+
+    def __cinit__(self, cfg):
+        cdef int j
+        cdef Py_ssize_t k
+        self.typed = cfg.targets is not None
+        self.control_events = bool(cfg.control_events)
+        targets = cfg.targets or ()
+        self.ntargets = len(targets)
+        n = max(self.ntargets, 1)
+        self.writers = <int*>calloc(n, sizeof(int))
+        self.precisions = <int*>calloc(n, sizeof(int))
+        self.scales = <int*>calloc(n, sizeof(int))
+        self.present = <int*>calloc(n, sizeof(int))
+        self.tname_off = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
+        self.tname_hash = <uint64_t*>calloc(n, sizeof(uint64_t))
+        self.t_fix = <FixCol*>calloc(n, sizeof(FixCol))
+        self.t_var = <VarCol*>calloc(n, sizeof(VarCol))
+        self.tslot_cap = 16
+        while self.tslot_cap < 2 * n:
+            self.tslot_cap *= 2
+        self.tslot = <int*>malloc(self.tslot_cap * sizeof(int))
+        if not (self.writers and self.precisions and self.scales and self.present and self.tname_off
+                and self.tname_hash and self.t_fix and self.t_var and self.tslot):
+            raise MemoryError()
+        for k in range(self.tslot_cap):
+            self.tslot[k] = -1
+        self.target_types = [t.arrow_type for t in targets]
+        for j, t in enumerate(targets):
+            self.writers[j] = t.writer
+            self.precisions[j] = t.precision
+            self.scales[j] = t.scale
+            name = t.name.encode("utf-8")
+            self.tname_off[j] = self.target_names.len
+            if buf_append(&self.target_names, <const char*>name, len(name)) < 0:
+                raise MemoryError()
+            self.tname_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
+            k = <Py_ssize_t>(self.tname_hash[j] & <uint64_t>(self.tslot_cap - 1))
+            while self.tslot[k] >= 0:
+                k = (k + 1) & (self.tslot_cap - 1)
+            self.tslot[k] = j
+        self.tname_off[self.ntargets] = self.target_names.len
+        self.schema_name = (cfg.schema_name or "").encode("utf-8")
+        self.table_name = (cfg.table_name or "").encode("utf-8")
+        self.tz_n = len(cfg.tz_bounds)
+        self.tz_bounds = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
+        self.tz_offsets = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
+        if not (self.tz_bounds and self.tz_offsets):
+            raise MemoryError()
+        for k in range(self.tz_n):
+            self.tz_bounds[k] = cfg.tz_bounds[k]
+            self.tz_offsets[k] = cfg.tz_offsets[k]
+        self.dd_cap = 0
+        self.gen = 0
+
+    def __dealloc__(self):
+        cdef int i
+        self._free_outputs()
+        free(self.writers)
+        free(self.precisions)
+        free(self.scales)
+        free(self.present)
+        free(self.tname_off)
+        free(self.tname_hash)
+        free(self.tslot)
+        free(self.t_fix)
+        free(self.t_var)
+        free(self.tz_bounds)
+        free(self.tz_offsets)
+        free(self.dd_gen)
+        free(self.dd_idx)
+        buf_free(&self.target_names)
+        buf_free(&self.names)
+        buf_free(&self.tmp)
+        buf_free(&self.tmp2)
+        buf_free(&self.numtmp)
+        for i in range(3):
+            free(self.images[i].cols)
+
+    cdef void _free_outputs(self) noexcept nogil:
+        cdef int j
+        var_free(&self.c_op)
+        fix_free(&self.c_ts)
+        var_free(&self.c_schema)
+        var_free(&self.c_table)
+        var_free(&self.c_ddl)
+        map_free(&self.c_after)
+        map_free(&self.c_before)
+        fix_free(&self.c_ddl_type)
+        fix_free(&self.c_rid)
+        fix_free(&self.c_ptn)
+        fix_free(&self.c_hko)
+        var_free(&self.c_ccl)
+        fix_free(&self.c_msg)
+        if self.t_fix != NULL:
+            for j in range(self.ntargets):
+                fix_free(&self.t_fix[j])
+                var_free(&self.t_var[j])
+
+    cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
+        cdef int j, w
+        if (var_init(&self.c_op, rows, rows * 6) < 0 or fix_init(&self.c_ts, 8, rows) < 0
+                or var_init(&self.c_ddl, rows, 0) < 0 or fix_init(&self.c_hko, 0, rows) < 0
+                or var_init(&self.c_ccl, rows, 0) < 0 or fix_init(&self.c_msg, 4, rows) < 0):
+            return -1
+        if not self.typed:
+            if (var_init(&self.c_schema, rows, rows * 8) < 0 or var_init(&self.c_table, rows, rows * 8) < 0
+                    or map_init(&self.c_after, rows, bytes_hint) < 0
+                    or map_init(&self.c_before, rows, bytes_hint // 4) < 0
+                    or fix_init(&self.c_ddl_type, 4, rows) < 0 or fix_init(&self.c_rid, 8, rows) < 0
+                    or fix_init(&self.c_ptn, 8, rows) < 0):
+                return -1
+        else:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                if w == W_STRING or w == W_BINARY:
+                    if var_init(&self.t_var[j], rows, bytes_hint // (self.ntargets + 1)) < 0:
+                        return -1
+                elif fix_init(&self.t_fix[j], writer_width(w), rows) < 0:
+                    return -1
+        return 0
+
+    # ------------------------------------------------------------------ python entry
+    def decode(self, kbuf, koff, vbuf, voff):
+        cdef const uint8_t[::1] kb = memoryview(kbuf).cast("B") if len(kbuf) else b"\0"
+        cdef const uint8_t[::1] vb = memoryview(vbuf).cast("B") if len(vbuf) else b"\0"
+        cdef const int64_t[::1] ko = memoryview(koff.buffers()[1]).cast("q")[koff.offset:koff.offset + len(koff)]
+        cdef const int64_t[::1] vo = memoryview(voff.buffers()[1]).cast("q")[voff.offset:voff.offset + len(voff)]
+        cdef Py_ssize_t n = len(koff) - 1
+        cdef Err err
+        cdef int rc
+        if len(voff) - 1 != n:
+            raise DecodeError(f"{n} keys but {len(voff) - 1} values")
+        memset(&err, 0, sizeof(Err))
+        self._free_outputs()
+        with nogil:
+            rc = self._init_outputs(n * 2 + 16, vo[n] - vo[0] + 64)
+            if rc == 0:
+                rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
+        if rc != 0:
+            self._free_outputs()
+            if err.failed:
+                raise DecodeError(
+                    err.reason.decode("utf-8", "replace"),
+                    err.msg, err.offset,
+                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
+                    "key" if err.part == PART_KEY else "value" if err.part == PART_VALUE else None)
+            raise MemoryError()
+        return self._finish()
+
+    cdef object _finish(self):
+        cdef int j, w
+        cols = [var_to_array(&self.c_op, pa.string()), fix_to_array(&self.c_ts, pa.int64())]
+        if self.typed:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                if w == W_STRING or w == W_BINARY:
+                    cols.append(var_to_array(&self.t_var[j], self.target_types[j]))
+                else:
+                    cols.append(fix_to_array(&self.t_fix[j], self.target_types[j]))
+            cols += [var_to_array(&self.c_ddl, pa.string()), fix_to_array(&self.c_hko, pa.bool_()),
+                     var_to_array(&self.c_ccl, pa.string())]
+        else:
+            cols += [var_to_array(&self.c_schema, pa.string()), var_to_array(&self.c_table, pa.string()),
+                     var_to_array(&self.c_ddl, pa.string()), _map_to_array(&self.c_after),
+                     _map_to_array(&self.c_before), fix_to_array(&self.c_ddl_type, pa.int32()),
+                     fix_to_array(&self.c_rid, pa.int64()), fix_to_array(&self.c_ptn, pa.int64()),
+                     fix_to_array(&self.c_hko, pa.bool_()), var_to_array(&self.c_ccl, pa.string())]
+        msg = fix_to_array(&self.c_msg, pa.int32())
+        self._free_outputs()
+        return cols, msg
+
+    # ------------------------------------------------------------------ framing walk
+    cdef int _run(self, const uint8_t* kb, const int64_t* ko, const uint8_t* vb, const int64_t* vo,
+                  Py_ssize_t n, Err* err) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef Cur kc, vc, kd, vd
+        cdef uint64_t version, klen, vlen
+        cdef int rc
+        for i in range(n):
+            err.msg = i
+            if ko[i + 1] < ko[i] or vo[i + 1] < vo[i]:
+                err.part = PART_NONE
+                return fail_at(err, 0, "invalid message offsets")
+            kc.start = kb + ko[i]
+            kc.pos = kc.start
+            kc.end = kb + ko[i + 1]
+            vc.start = vb + vo[i]
+            vc.pos = vc.start
+            vc.end = vb + vo[i + 1]
+            err.part = PART_KEY
+            if read_u64be(&kc, &version, err, "batch version") < 0:
+                return -1
+            if version != 1:
+                kc.pos = kc.start
+                return fail_fmt(err, &kc, "unsupported batch version %lld%.0lld", <long long>version, 0)
+            while kc.pos < kc.end:
+                err.part = PART_KEY
+                if read_u64be(&kc, &klen, err, "event key length") < 0:
+                    return -1
+                if klen > <uint64_t>(kc.end - kc.pos):
+                    kc.pos -= 8
+                    return fail_fmt(err, &kc, "event key length %llu exceeds the %lld bytes left",
+                                    <long long>klen, <long long>(kc.end - kc.pos - 8))
+                err.part = PART_VALUE
+                if vc.pos >= vc.end:
+                    return fail(err, &vc, "the value holds fewer events than the key")
+                if read_u64be(&vc, &vlen, err, "event value length") < 0:
+                    return -1
+                if vlen > <uint64_t>(vc.end - vc.pos):
+                    vc.pos -= 8
+                    return fail_fmt(err, &vc, "event value length %llu exceeds the %lld bytes left",
+                                    <long long>vlen, <long long>(vc.end - vc.pos - 8))
+                kd.start = kc.start
+                kd.pos = kc.pos
+                kd.end = kc.pos + klen
+                vd.start = vc.start
+                vd.pos = vc.pos
+                vd.end = vc.pos + vlen
+                rc = self._event(&kd, &vd, i, err)
+                if rc < 0:
+                    return -1
+                kc.pos = kd.end
+                vc.pos = vd.end
+            if vc.pos != vc.end:
+                err.part = PART_VALUE
+                return fail(err, &vc, "the value holds more events than the key")
+        return 0
+
+    # ------------------------------------------------------------------ one event
+    cdef int _event(self, Cur* kd, Cur* vd, Py_ssize_t msg, Err* err) noexcept nogil:
+        cdef KeyInfo key
+        cdef Span q
+        cdef int64_t qt = 0
+        cdef int has_qt = 0, op, hko
+        cdef int32_t m32
+        cdef Image* a = NULL
+        cdef Image* b = NULL
+        err.part = PART_KEY
+        if self._parse_key(kd, &key, err) < 0:
+            return -1
+        err.part = PART_VALUE
+        q.kind = J_ABSENT
+        if key.t == MSG_RESOLVED:
+            if vd.end != vd.pos:
+                return fail(err, vd, "resolved event with a non-empty value")
+            op = OP_RESOLVED
+        elif key.t == MSG_DDL:
+            if self._parse_ddl(vd, &q, &qt, &has_qt, err) < 0:
+                return -1
+            op = OP_DDL
+        else:
+            if self._parse_row(vd, &op, err) < 0:
+                return -1
+            if op == OP_DELETE:
+                b = &self.images[IMG_D]
+            else:
+                a = &self.images[IMG_U]
+                if op == OP_UPDATE:
+                    b = &self.images[IMG_P]
+        if self.typed:
+            if key.t != MSG_RESOLVED and not (
+                    _span_equals(&key.scm, self.schema_name, &self.tmp)
+                    and _span_equals(&key.tbl, self.table_name, &self.tmp)):
+                return 0
+            if key.t != MSG_ROW and not self.control_events:
+                return 0
+        hko = key.ohk and key.ccl.kind != J_STR
+        if var_push(&self.c_op, OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&self.c_ts, &key.ts) < 0:
+            return -2
+        m32 = <int32_t>msg
+        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, hko) < 0:
+            return -2
+        if self._push_text(&self.c_ddl, &q, err) < 0 or self._push_text(&self.c_ccl, &key.ccl, err) < 0:
+            return -1
+        if self.typed:
+            return self._emit_typed(a if a != NULL else b, vd, err)
+        if self._push_text(&self.c_schema, &key.scm, err) < 0 or self._push_text(&self.c_table, &key.tbl, err) < 0:
+            return -1
+        if self._emit_map(&self.c_after, a, err) < 0 or self._emit_map(&self.c_before, b, err) < 0:
+            return -1
+        m32 = <int32_t>qt
+        if (_push_opt(&self.c_ddl_type, &m32, has_qt) < 0 or _push_opt(&self.c_rid, &key.rid, key.has_rid) < 0
+                or _push_opt(&self.c_ptn, &key.ptn, key.has_ptn) < 0):
+            return -2
+        return 0
+
+    cdef int _parse_key(self, Cur* c, KeyInfo* k, Err* err) noexcept nogil:
+        cdef Span name, v
+        cdef IntVal iv
+        cdef int r
+        memset(k, 0, sizeof(KeyInfo))
+        skip_ws(c)
+        if c.pos >= c.end or c.pos[0] != 123:
+            return fail(err, c, "event key is not a JSON object")
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(c, &name, err) < 0:
+                return -1
+            if scan_value(c, &v, 2, err) < 0:
+                return -1
+            if key_is(&name, b"ts", 2):
+                if v.kind == J_INT:
+                    if parse_int_text(v.p, v.n, &iv) < 0 or iv.neg or iv.mag > 9223372036854775807ULL:
+                        return fail_at(err, v.off, "event key field 'ts' out of range")
+                    k.ts = iv.mag
+                    k.has_ts = 1
+                elif v.kind == J_NULL:
+                    k.has_ts = 0
+                else:
+                    return fail_at(err, v.off, "event key field 'ts' has an invalid value")
+            elif key_is(&name, b"t", 1):
+                if v.kind == J_INT:
+                    if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
+                        return fail_at(err, v.off, "event key field 't' has an invalid value")
+                    k.t = <int>iv.mag if (not iv.neg and iv.mag < 100) else 0
+                    k.has_t = 1
+                elif v.kind == J_NULL:
+                    k.has_t = 0
+                else:
+                    return fail_at(err, v.off, "event key field 't' has an invalid value")
+            elif key_is(&name, b"scm", 3):
+                if _key_str(&v, &k.scm, err) < 0:
+                    return -1
+            elif key_is(&name, b"tbl", 3):
+                if _key_str(&v, &k.tbl, err) < 0:
+                    return -1
+            elif key_is(&name, b"ccl", 3):
+                if _key_str(&v, &k.ccl, err) < 0:
+                    return -1
+            elif key_is(&name, b"rid", 3):
+                if _key_int(&v, &k.rid, &k.has_rid, err) < 0:
+                    return -1
+            elif key_is(&name, b"ptn", 3):
+                if _key_int(&v, &k.ptn, &k.has_ptn, err) < 0:
+                    return -1
+            elif key_is(&name, b"ohk", 3):
+                if v.kind == J_TRUE:
+                    k.ohk = 1
+                elif v.kind == J_FALSE or v.kind == J_NULL:
+                    k.ohk = 0
+                else:
+                    return fail_at(err, v.off, "event key field 'ohk' has an invalid value")
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if doc_end(c, err) < 0:
+            return -1
+        if not k.has_ts:
+            return fail_at(err, 0 if c.start == NULL else (c.end - c.start) - 1, "event key has no ts")
+        if not k.has_t or not (k.t == MSG_ROW or k.t == MSG_DDL or k.t == MSG_RESOLVED):
+            return fail_at(err, (c.end - c.start) - 1, "event key has an unknown type t")
+        # UTF-8 of names (the twin checks them too)
+        if _check_utf8_span(&k.scm, &self.tmp, err) < 0 or _check_utf8_span(&k.tbl, &self.tmp, err) < 0 \
+                or _check_utf8_span(&k.ccl, &self.tmp, err) < 0:
+            return -1
+        return 0
+
+    cdef int _parse_ddl(self, Cur* c, Span* q, int64_t* qt, int* has_qt, Err* err) noexcept nogil:
+        cdef Span name, v
+        cdef IntVal iv
+        cdef int r
+        skip_ws(c)
+        if c.pos >= c.end or c.pos[0] != 123:
+            return fail(err, c, "DDL value is not a JSON object")
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
+                return -1
+            if key_is(&name, b"q", 1):
+                if v.kind == J_STR:
+                    q[0] = v
+                elif v.kind == J_NULL:
+                    q.kind = J_ABSENT
+                else:
+                    return fail_at(err, v.off, "DDL query is not a string")
+            elif key_is(&name, b"t", 1):
+                if v.kind == J_INT:
+                    if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -2147483648LL, 2147483647ULL):
+                        return fail_at(err, v.off, "DDL type is not an int32")
+                    qt[0] = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+                    has_qt[0] = 1
+                elif v.kind == J_NULL:
+                    has_qt[0] = 0
+                else:
+                    return fail_at(err, v.off, "DDL type is not an int32")
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if doc_end(c, err) < 0:
+            return -1
+        return _check_utf8_span(q, &self.tmp, err)
+
+    cdef int _parse_row(self, Cur* c, int* op, Err* err) noexcept nogil:
+        cdef Span name, v
+        cdef int r, which
+        cdef Py_ssize_t value_off = c.pos - c.start
+        self.images[0].present = 0
+        self.images[1].present = 0
+        self.images[2].present = 0
+        self.names.len = 0
+        skip_ws(c)
+        if c.pos >= c.end or c.pos[0] != 123:
+            return fail(err, c, "row value is not a JSON object")
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(c, &name, err) < 0:
+                return -1
+            which = -1
+            if key_is(&name, b"u", 1):
+                which = IMG_U
+            elif key_is(&name, b"p", 1):
+                which = IMG_P
+            elif key_is(&name, b"d", 1):
+                which = IMG_D
+            if which < 0:
+                if scan_value(c, &v, 2, err) < 0:
+                    return -1
+            elif c.pos[0] == 110:
+                if scan_value(c, &v, 2, err) < 0:
+                    return -1
+                if v.kind != J_NULL:
+                    return -1
+                self.images[which].present = 0
+            elif c.pos[0] == 123:
+                if self._parse_image(c, &self.images[which], err) < 0:
+                    return -1
+            else:
+                if scan_value(c, &v, 2, err) < 0:
+                    return -1
+                return fail_at(err, v.off, "row image is not a JSON object")
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if doc_end(c, err) < 0:
+            return -1
+        if self.images[IMG_D].present:
+            if self.images[IMG_U].present or self.images[IMG_P].present:
+                return fail_at(err, value_off, "row value has both d and u/p")
+            op[0] = OP_DELETE
+            return 0
+        if not self.images[IMG_U].present:
+            return fail_at(err, value_off, "row value has no u or d")
+        op[0] = OP_UPDATE if self.images[IMG_P].present else OP_INSERT
+        return 0
+
+    cdef int _dedupe_slot(self, Image* img, Py_ssize_t idx) noexcept nogil:
+        """Insert entry idx into the per-image hash; if its name exists, overwrite the earlier
+        entry in place (JSON last-wins, first position) and return 1."""
+        cdef ColEntry* e = &img.cols[idx]
+        cdef ColEntry* o
+        cdef Py_ssize_t s, cap, k
+        cdef const uint8_t* a
+        cdef const uint8_t* b
+        if img.n * 2 >= self.dd_cap:
+            if self._grow_dedupe(img, idx) < 0:
+                return -2
+        cap = self.dd_cap
+        s = <Py_ssize_t>(e.hash & <uint64_t>(cap - 1))
+        a = self._name_ptr(e)
+        while self.dd_gen[s] == self.gen:
+            o = &img.cols[self.dd_idx[s]]
+            if o.hash == e.hash and o.name_len == e.name_len:
+                b = self._name_ptr(o)
+                if memcmp(a, b, e.name_len) == 0:
+                    o.v = e.v
+                    o.t = e.t
+                    o.f = e.f
+                    o.has_t = e.has_t
+                    return 1
+            s = (s + 1) & (cap - 1)
+        self.dd_gen[s] = self.gen
+        self.dd_idx[s] = <int32_t>idx
+        return 0
+
+    cdef int _grow_dedupe(self, Image* img, Py_ssize_t upto) noexcept nogil:
+        cdef Py_ssize_t cap = self.dd_cap * 2 if self.dd_cap else 64
+        cdef Py_ssize_t k, s
+        while cap < (img.n + 1) * 4:
+            cap *= 2
+        free(self.dd_gen)
+        free(self.dd_idx)
+        self.dd_gen = <uint32_t*>calloc(cap, sizeof(uint32_t))
+        self.dd_idx = <int32_t*>malloc(cap * sizeof(int32_t))
+        self.dd_cap = 0
+        if self.dd_gen == NULL or self.dd_idx == NULL:
+            return -1
+        self.dd_cap = cap
+        self.gen = 1
+        for k in range(upto):
+            s = <Py_ssize_t>(img.cols[k].hash & <uint64_t>(cap - 1))
+            while self.dd_gen[s] == self.gen:
+                s = (s + 1) & (cap - 1)
+            self.dd_gen[s] = self.gen
+            self.dd_idx[s] = <int32_t>k
+        return 0
+
+    cdef inline const uint8_t* _name_ptr(self, const ColEntry* e) noexcept nogil:
+        if e.name_off >= 0:
+            return self.names.data + e.name_off
+        return e.name.p
+
+    cdef int _parse_image(self, Cur* c, Image* img, Err* err) noexcept nogil:
+        cdef Span name, v, ck
+        cdef int r, r2, dup
+        cdef ColEntry* e
+        cdef IntVal iv
+        cdef ColEntry* grown
+        img.present = 1
+        img.n = 0
+        self.gen += 1
+        if self.gen == 0:
+            if self.dd_gen != NULL:
+                memset(self.dd_gen, 0, self.dd_cap * sizeof(uint32_t))
+            self.gen = 1
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if img.n == img.cap:
+                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
+                if grown == NULL:
+                    return -2
+                img.cols = grown
+                img.cap = img.cap * 2 + 16
+            e = &img.cols[img.n]
+            if obj_key(c, &e.name, err) < 0:
+                return -1
+            if e.name.esc:
+                e.name_off = self.names.len
+                if json_unescape(e.name.p, e.name.n, &self.names) < 0:
+                    return -2
+                e.name_len = self.names.len - e.name_off
+            else:
+                e.name_off = -1
+                e.name_len = e.name.n
+            if c.pos[0] != 123:
+                set_column(err, self._name_ptr(e), e.name_len)
+                if scan_value(c, &v, 3, err) < 0:
+                    return -1
+                return fail_at(err, v.off, "column value is not a JSON object")
+            e.has_t = 0
+            e.f = 0
+            e.v.kind = J_ABSENT
+            e.v.off = c.pos - c.start
+            r2 = obj_open(c, err)
+            if r2 < 0:
+                return -1
+            while r2 == 0:
+                if obj_key(c, &ck, err) < 0 or scan_value(c, &v, 4, err) < 0:
+                    return -1
+                if ck.n == 1 and not ck.esc:
+                    if ck.p[0] == 118:      # v
+                        e.v = v
+                    elif ck.p[0] == 116:    # t
+                        if v.kind == J_INT and parse_int_text(v.p, v.n, &iv) == 0 and not iv.neg \
+                                and iv.mag < 256 and TYPE_KIND[iv.mag] != 0:
+                            e.t = <int>iv.mag
+                            e.has_t = 1
+                        else:
+                            set_column(err, self._name_ptr(e), e.name_len)
+                            return fail_at(err, v.off, "unknown column type code")
+                    elif ck.p[0] == 102:    # f
+                        if v.kind == J_NULL:
+                            e.f = 0
+                        elif v.kind == J_INT and parse_int_text(v.p, v.n, &iv) == 0 and not iv.neg \
+                                and iv.mag <= 0xFFFFFFFFULL:
+                            e.f = <uint32_t>iv.mag
+                        else:
+                            set_column(err, self._name_ptr(e), e.name_len)
+                            return fail_at(err, v.off, "invalid column flags")
+                    elif ck.p[0] == 104:    # h
+                        if not (v.kind == J_TRUE or v.kind == J_FALSE or v.kind == J_NULL):
+                            set_column(err, self._name_ptr(e), e.name_len)
+                            return fail_at(err, v.off, "invalid handle marker")
+                elif ck.esc:
+                    # escaped member names are legal JSON; resolve them the slow way
+                    if key_is(&ck, b"v", 1):
+                        e.v = v
+                    elif key_is(&ck, b"t", 1) or key_is(&ck, b"f", 1) or key_is(&ck, b"h", 1):
+                        set_column(err, self._name_ptr(e), e.name_len)
+                        return fail_at(err, v.off, "escaped column field names are not supported")
+                r2 = obj_next(c, err)
+                if r2 < 0:
+                    return -1
+                r2 = 1 - r2
+            if not e.has_t:
+                set_column(err, self._name_ptr(e), e.name_len)
+                return fail_at(err, e.v.off, "unknown column type code")
+            e.hash = fnv1a(self._name_ptr(e), e.name_len)
+            dup = self._dedupe_slot(img, img.n)
+            if dup < 0:
+                return -2
+            if dup == 0:
+                img.n += 1
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        return 0
+
+    # ------------------------------------------------------------------ output
+    cdef int _push_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
+        """Push a JSON string (unescaped, UTF-8 checked) or null for absent/empty-null."""
+        cdef Py_ssize_t before
+        if s.kind != J_STR:
+            if var_push_null(out) < 0:
+                return _oom(err)
+            return 0
+        before = out.data.len
+        if s.esc:
+            if json_unescape(s.p, s.n, &out.data) < 0:
+                return _oom(err)
+        elif buf_append(&out.data, s.p, s.n) < 0:
+            return _oom(err)
+        if not s.ascii and not utf8_valid(out.data.data + before, out.data.len - before):
+            return fail_at(err, s.off, "invalid UTF-8 in a text value")
+        # an empty schema/table/location is reported as null, like the tiflow flavour omits it
+        if out.data.len == before and (out is &self.c_schema or out is &self.c_table or out is &self.c_ccl):
+            return _close(out, 0, err)
+        return _close(out, 1, err)
+
+    cdef int _emit_map(self, MapCol* m, Image* img, Err* err) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef ColEntry* e
+        cdef const uint8_t* np
+        if img == NULL:
+            if map_close_row(m, 0) < 0:
+                return _oom(err)
+            return 0
+        for k in range(img.n):
+            e = &img.cols[k]
+            np = self._name_ptr(e)
+            if not e.name.ascii and not utf8_valid(np, e.name_len):
+                return fail_at(err, e.name.off, "invalid UTF-8 in a column name")
+            if var_push(&m.keys, np, e.name_len) < 0:
+                return _oom(err)
+            if self._render(e, &m.vals, err) < 0:
+                set_column(err, np, e.name_len)
+                return -1
+            m.count += 1
+        if map_close_row(m, 1) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _str_bytes(self, const Span* s, const uint8_t** p, Py_ssize_t* n, Err* err) noexcept nogil:
+        """The unescaped bytes of a string span (zero copy when it has no escapes)."""
+        if not s.esc:
+            p[0] = s.p
+            n[0] = s.n
+            return 0
+        self.tmp.len = 0
+        if json_unescape(s.p, s.n, &self.tmp) < 0:
+            return _oom(err)
+        p[0] = self.tmp.data
+        n[0] = self.tmp.len
+        return 0
+
+    cdef int _raw_bytes(self, const ColEntry* e, int kind, const uint8_t** p, Py_ssize_t* n,
+                        Err* err) noexcept nogil:
+        """Raw bytes of a TEXT/BLOB value: Go-unquoted (binary) or base64-decoded (blob)."""
+        cdef const char* why = NULL
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "expected a string")
+        if self._str_bytes(&e.v, p, n, err) < 0:
+            return -1
+        if kind == K_BLOB:
+            self.tmp2.len = 0
+            if b64_decode(p[0], n[0], &self.tmp2, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            p[0] = self.tmp2.data
+            n[0] = self.tmp2.len
+        elif e.f & FLAG_BINARY:
+            self.tmp2.len = 0
+            if go_unquote(p[0], n[0], &self.tmp2, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            p[0] = self.tmp2.data
+            n[0] = self.tmp2.len
+        return 0
+
+    cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        """Generic output: the value as text (docs/open-protocol.md)."""
+        cdef int kind = TYPE_KIND[e.t]
+        cdef const Span* s = &e.v
+        cdef IntVal iv
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef char txt[400]
+        cdef int n
+        cdef double x
+        cdef const uint8_t* p
+        cdef Py_ssize_t ln
+        cdef const char* why = NULL
+        if s.kind == J_NULL or s.kind == J_ABSENT:
+            return _close(out, 0, err)
+        if kind == K_NULL:
+            return fail_at(err, s.off, "type NULL with a non-null value")
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            if s.kind == J_STR:
+                return self._push_text(out, s, err)
+            if s.kind != J_INT:
+                return fail_at(err, s.off, "expected an integer")
+            int_range(e.t, e.f, &lo, &hi)
+            if parse_int_text(s.p, s.n, &iv) < 0 or not int_in_range(&iv, lo, hi):
+                return fail_at(err, s.off, "integer out of range")
+            n = int_to_text(&iv, txt)
+            if buf_append(&out.data, txt, n) < 0:
+                return _oom(err)
+            return _close(out, 1, err)
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if s.kind == J_STR:
+                return self._push_text(out, s, err)
+            if s.kind != J_INT and s.kind != J_FLOAT:
+                return fail_at(err, s.off, "expected a number")
+            n = format_shortest(s.p, s.n, s.kind == J_INT, 32 if kind == K_FLOAT32 else 64, &x, txt,
+                                &self.numtmp)
+            if n < 0:
+                return fail_at(err, s.off, "number out of range")
+            if buf_append(&out.data, txt, n) < 0:
+                return _oom(err)
+            return _close(out, 1, err)
+        if kind == K_TEXT or kind == K_BLOB:
+            if s.kind != J_STR:
+                return fail_at(err, s.off, "expected a string")
+            if kind == K_TEXT and not (e.f & FLAG_BINARY):
+                return self._push_text(out, s, err)
+            if self._raw_bytes(e, kind, &p, &ln, err) < 0:
+                return -1
+            if e.f & FLAG_BINARY:
+                if kind == K_BLOB:
+                    # canonical base64 was verified: the text itself is the answer
+                    if self._str_bytes(s, &p, &ln, err) < 0:
+                        return -1
+                    if buf_append(&out.data, p, ln) < 0:
+                        return _oom(err)
+                elif b64_encode(p, ln, &out.data) < 0:
+                    return _oom(err)
+                return _close(out, 1, err)
+            if not utf8_valid(p, ln):
+                return fail_at(err, s.off, "invalid UTF-8 in a text value")
+            if buf_append(&out.data, p, ln) < 0:
+                return _oom(err)
+            return _close(out, 1, err)
+        if s.kind != J_STR:
+            return fail_at(err, s.off, "expected a string")
+        return self._push_text(out, s, err)
+
+    cdef int _lookup_target(self, const ColEntry* e) noexcept nogil:
+        cdef Py_ssize_t s = <Py_ssize_t>(e.hash & <uint64_t>(self.tslot_cap - 1))
+        cdef int j
+        cdef const uint8_t* np = self._name_ptr(e)
+        while True:
+            j = self.tslot[s]
+            if j < 0:
+                return -1
+            if self.tname_hash[j] == e.hash and self.tname_off[j + 1] - self.tname_off[j] == e.name_len \
+                    and memcmp(self.target_names.data + self.tname_off[j], np, e.name_len) == 0:
+                return j
+            s = (s + 1) & (self.tslot_cap - 1)
+
+    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+        cdef int j, k
+        cdef ColEntry* e
+        for j in range(self.ntargets):
+            self.present[j] = -1
+        if img != NULL:
+            for k in range(img.n):
+                j = self._lookup_target(&img.cols[k])
+                if j >= 0:
+                    self.present[j] = k
+        for j in range(self.ntargets):
+            k = self.present[j]
+            if k < 0 or img.cols[k].v.kind == J_NULL or img.cols[k].v.kind == J_ABSENT:
+                if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
+                    if var_push_null(&self.t_var[j]) < 0:
+                        return _oom(err)
+                elif fix_push_null(&self.t_fix[j]) < 0:
+                    return _oom(err)
+                continue
+            e = &img.cols[k]
+            if self._convert(e, j, err) < 0:
+                set_column(err, self._name_ptr(e), e.name_len)
+                return -1
+        return 0
+
+    cdef int _source_int(self, const ColEntry* e, int kind, IntVal* iv, Err* err) noexcept nogil:
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef int r
+        if kind == K_DECIMAL and e.v.kind == J_STR:
+            return self._decimal_int(e, iv, err)
+        if not (kind == K_INT or kind == K_UINT or kind == K_ENUM):
+            return fail_at(err, e.v.off, "cannot convert this column type to an integer")
+        if e.v.kind == J_INT:
+            p = e.v.p
+            n = e.v.n
+        elif e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+        else:
+            return fail_at(err, e.v.off, "expected an integer")
+        int_range(e.t, e.f, &lo, &hi)
+        r = parse_int_text(p, n, iv)
+        if r == -1:
+            return fail_at(err, e.v.off, "invalid integer")
+        if r < 0 or not int_in_range(iv, lo, hi):
+            return fail_at(err, e.v.off, "integer out of range")
+        return 0
+
+    cdef int _decimal_int(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n, i, dot = -1
+        cdef const char* why = NULL
+        cdef uint64_t lim[4]
+        if self._str_bytes(&e.v, &p, &n, err) < 0:
+            return -1
+        # validate as a decimal first, then require a zero fraction
+        if decimal_parse(p, n, 76, 0, 4, lim, &why) < 0:
+            if why != NULL and strcmp(why, "decimal does not fit the target scale exactly") == 0:
+                return fail_at(err, e.v.off, "decimal is not an integer")
+            return fail_at(err, e.v.off, why)
+        for i in range(n):
+            if p[i] == 46:
+                dot = i
+                break
+        if parse_int_text(p, dot if dot >= 0 else n, iv) != 0:
+            # leading zeros ("007") are valid decimals but not JSON integers: strip them
+            i = 1 if p[0] == 45 else 0
+            while i < (dot if dot >= 0 else n) - 1 and p[i] == 48:
+                i += 1
+            if _parse_uint_digits(p + i, (dot if dot >= 0 else n) - i, iv) < 0:
+                return fail_at(err, e.v.off, "integer out of range")
+            iv.neg = p[0] == 45 and iv.mag != 0
+        return 0
+
+    cdef int _source_double(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef float f
+        cdef IntVal iv
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if e.v.kind == J_INT or e.v.kind == J_FLOAT:
+                p = e.v.p
+                n = e.v.n
+            elif e.v.kind == J_STR:
+                if self._str_bytes(&e.v, &p, &n, err) < 0:
+                    return -1
+                if json_number_syntax(p, n) < 0:
+                    return fail_at(err, e.v.off, "invalid number")
+            else:
+                return fail_at(err, e.v.off, "expected a number")
+            if parse_double(p, n, x, &self.numtmp) < 0:
+                return fail_at(err, e.v.off, "number out of range")
+            if kind == K_FLOAT32:
+                if to_float32(x[0], &f) < 0:
+                    return fail_at(err, e.v.off, "number out of range")
+                x[0] = f
+            return 0
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            if self._source_int(e, kind, &iv, err) < 0:
+                return -1
+            if iv.mag > 9007199254740992ULL:
+                x[0] = <double>iv.mag
+                if x[0] >= 18446744073709551616.0 or <uint64_t>x[0] != iv.mag:
+                    return fail_at(err, e.v.off, "integer is not exact as a float")
+            x[0] = -<double>iv.mag if iv.neg else <double>iv.mag
+            return 0
+        return fail_at(err, e.v.off, "cannot convert this column type to a float")
+
+    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
+        cdef int w = self.writers[j]
+        cdef int kind = TYPE_KIND[e.t]
+        cdef FixCol* fc = &self.t_fix[j]
+        cdef VarCol* vc = &self.t_var[j]
+        cdef IntVal iv
+        cdef int64_t lo, v64
+        cdef uint64_t hi
+        cdef uint64_t limbs[4]
+        cdef double x
+        cdef float f
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef char txt[24]
+        cdef int tn
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        if kind == K_NULL:
+            return fail_at(err, e.v.off, "type NULL with a non-null value")
+        if w == W_STRING:
+            if (kind == K_TEXT or kind == K_BLOB) and (e.f & FLAG_BINARY):
+                if self._raw_bytes(e, kind, &p, &n, err) < 0:
+                    return -1
+                if not utf8_valid(p, n):
+                    return fail_at(err, e.v.off, "invalid UTF-8 in a text value")
+                if var_push(vc, p, n) < 0:
+                    return _oom(err)
+                return 0
+            return self._render(e, vc, err)
+        if w == W_BINARY:
+            if kind == K_TEXT or kind == K_BLOB:
+                if self._raw_bytes(e, kind, &p, &n, err) < 0:
+                    return -1
+            elif kind == K_JSONDOC and e.v.kind == J_STR:
+                if self._str_bytes(&e.v, &p, &n, err) < 0:
+                    return -1
+            else:
+                return fail_at(err, e.v.off, "cannot convert this column type to binary")
+            if var_push(vc, p, n) < 0:
+                return _oom(err)
+            return 0
+        if w == W_BOOL or (W_INT8 <= w <= W_UINT64):
+            if self._source_int(e, kind, &iv, err) < 0:
+                return -1
+            if w == W_BOOL:
+                if iv.neg or iv.mag > 1:
+                    return fail_at(err, e.v.off, "integer is not a boolean (0 or 1)")
+                if fix_push_bool(fc, iv.mag == 1) < 0:
+                    return _oom(err)
+                return 0
+            writer_range(w, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, e.v.off, "integer out of range for the target type")
+            v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+            if w == W_INT8 or w == W_UINT8:
+                i8 = <int8_t>v64
+                if fix_push(fc, &i8) < 0:
+                    return _oom(err)
+            elif w == W_INT16 or w == W_UINT16:
+                i16 = <int16_t>v64
+                if fix_push(fc, &i16) < 0:
+                    return _oom(err)
+            elif w == W_INT32 or w == W_UINT32:
+                i32 = <int32_t>v64
+                if fix_push(fc, &i32) < 0:
+                    return _oom(err)
+            elif fix_push(fc, &v64) < 0:
+                return _oom(err)
+            return 0
+        if w == W_FLOAT32 or w == W_FLOAT64:
+            if self._source_double(e, kind, &x, err) < 0:
+                return -1
+            if w == W_FLOAT32:
+                f = <float>x
+                if isinf(f) or <double>f != x:
+                    return fail_at(err, e.v.off, "value not exact as float32")
+                if fix_push(fc, &f) < 0:
+                    return _oom(err)
+                return 0
+            if fix_push(fc, &x) < 0:
+                return _oom(err)
+            return 0
+        if w == W_DECIMAL128 or w == W_DECIMAL256:
+            if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+                if self._source_int(e, kind, &iv, err) < 0:
+                    return -1
+                tn = int_to_text(&iv, txt)
+                p = <const uint8_t*>txt
+                n = tn
+            elif kind == K_DECIMAL and e.v.kind == J_STR:
+                if self._str_bytes(&e.v, &p, &n, err) < 0:
+                    return -1
+            else:
+                return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
+            if decimal_parse(p, n, self.precisions[j], self.scales[j], 2 if w == W_DECIMAL128 else 4,
+                             limbs, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            if fix_push(fc, limbs) < 0:
+                return _oom(err)
+            return 0
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "expected a string")
+        if self._str_bytes(&e.v, &p, &n, err) < 0:
+            return -1
+        if w == W_DATE32:
+            if kind != K_DATE:
+                return fail_at(err, e.v.off, "cannot convert this column type to a date")
+            if parse_date_days(p, n, &v64, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            i32 = <int32_t>v64
+            if fix_push(fc, &i32) < 0:
+                return _oom(err)
+            return 0
+        if w == W_TIMESTAMP:
+            if kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP:
+                if parse_datetime_us(p, n, &v64, &why) < 0:
+                    return fail_at(err, e.v.off, why)
+                if kind == K_TIMESTAMP:
+                    v64 = self._wall_to_utc(v64)
+            else:
+                return fail_at(err, e.v.off, "cannot convert this column type to a timestamp")
+            if fix_push(fc, &v64) < 0:
+                return _oom(err)
+            return 0
+        if w == W_DURATION:
+            if kind != K_TIME:
+                return fail_at(err, e.v.off, "cannot convert this column type to a duration")
+            if parse_time_us(p, n, &v64, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            if fix_push(fc, &v64) < 0:
+                return _oom(err)
+            return 0
+        return fail_at(err, e.v.off, "unsupported target type")
+
+    cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
+        cdef Py_ssize_t lo = 0, hi = self.tz_n, mid
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if self.tz_bounds[mid] <= wall:
+                lo = mid
+            else:
+                hi = mid
+        return wall - self.tz_offsets[lo]
+
+
+cdef int _parse_uint_digits(const uint8_t* p, Py_ssize_t n, IntVal* iv) noexcept nogil:
+    cdef uint64_t v = 0, d
+    cdef Py_ssize_t i
+    for i in range(n):
+        d = p[i] - 48
+        if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
+            return -1
+        v = v * 10 + d
+    iv.mag = v
+    iv.neg = 0
+    return 0
+
+
+cdef const char* OP_TEXT[5]
+cdef int OP_LEN[5]
+OP_TEXT[0] = b"INSERT"
+OP_TEXT[1] = b"UPDATE"
+OP_TEXT[2] = b"DELETE"
+OP_TEXT[3] = b"DDL"
+OP_TEXT[4] = b"RESOLVED"
+OP_LEN[0] = 6
+OP_LEN[1] = 6
+OP_LEN[2] = 6
+OP_LEN[3] = 3
+OP_LEN[4] = 8
+
+
+cdef inline int _oom(Err* err) noexcept nogil:
+    return -2
+
+
+cdef inline int _close(VarCol* out, bint valid, Err* err) noexcept nogil:
+    cdef int r = var_close_row(out, valid)
+    if r == -2:
+        err.failed = 1
+        strncpy(err.reason, b"batch too large: a column exceeds 2 GiB, decode fewer messages at once", 255)
+        return -1
+    return r
+
+
+cdef inline int _push_opt(FixCol* c, const void* v, int has) noexcept nogil:
+    if has:
+        return fix_push(c, v)
+    return fix_push_null(c)
+
+
+cdef int _key_str(const Span* v, Span* out, Err* err) noexcept nogil:
+    if v.kind == J_STR:
+        out[0] = v[0]
+        if v.n == 0:
+            out.kind = J_ABSENT
+    elif v.kind == J_NULL:
+        out.kind = J_ABSENT
+    else:
+        return fail_at(err, v.off, "event key field has an invalid value")
+    return 0
+
+
+cdef int _key_int(const Span* v, int64_t* out, int* has, Err* err) noexcept nogil:
+    cdef IntVal iv
+    if v.kind == J_INT:
+        if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
+            return fail_at(err, v.off, "event key field out of int64 range")
+        out[0] = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+        has[0] = 1
+    elif v.kind == J_NULL:
+        has[0] = 0
+    else:
+        return fail_at(err, v.off, "event key field has an invalid value")
+    return 0
+
+
+cdef int _check_utf8_span(const Span* s, Buf* tmp, Err* err) noexcept nogil:
+    if s.kind != J_STR or s.ascii:
+        return 0
+    tmp.len = 0
+    if s.esc:
+        if json_unescape(s.p, s.n, tmp) < 0:
+            return -2
+        if not utf8_valid(tmp.data, tmp.len):
+            return fail_at(err, s.off, "invalid UTF-8 in a text value")
+    elif not utf8_valid(s.p, s.n):
+        return fail_at(err, s.off, "invalid UTF-8 in a text value")
+    return 0
+
+
+cdef int _span_equals(const Span* s, bytes expected, Buf* tmp) noexcept nogil:
+    cdef const char* e
+    cdef Py_ssize_t n
+    with gil:
+        e = expected
+        n = len(expected)
+    if s.kind != J_STR:
+        return n == 0
+    if not s.esc:
+        return s.n == n and memcmp(s.p, e, n) == 0
+    tmp.len = 0
+    if json_unescape(s.p, s.n, tmp) < 0:
+        return 0
+    return tmp.len == n and memcmp(tmp.data, e, n) == 0
+
+
+cdef object _map_to_array(MapCol* m):
+    cdef Py_ssize_t n = m.valid.n
+    cdef Py_ssize_t nulls = m.valid.nulls
+    keys = var_to_array(&m.keys, pa.string())
+    vals = var_to_array(&m.vals, pa.string())
+    entries = pa.StructArray.from_arrays([keys, vals], fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
+    validity = take_validity(&m.valid)
+    offsets = take_buffer(&m.offsets)
+    return pa.Array.from_buffers(_MAP_TYPE, n, [validity, offsets], null_count=nulls, children=[entries])

@@ -1,0 +1,223 @@
+# Bytes-level value codecs: UTF-8 validation, Go strconv.Unquote, standard base64.
+
+cdef inline uint64_t _load8(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Strict UTF-8 (no surrogates, no overlongs, <= U+10FFFF), as Python's decoder."""
+    cdef const uint8_t* e = p + n
+    cdef uint8_t c, c1
+    while p < e:
+        # 8 ASCII bytes at a time
+        while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
+            p += 8
+        if p >= e:
+            break
+        c = p[0]
+        if c < 0x80:
+            p += 1
+        elif c < 0xC2:
+            return 0
+        elif c < 0xE0:
+            if e - p < 2 or (p[1] & 0xC0) != 0x80:
+                return 0
+            p += 2
+        elif c < 0xF0:
+            if e - p < 3 or (p[1] & 0xC0) != 0x80 or (p[2] & 0xC0) != 0x80:
+                return 0
+            c1 = p[1]
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+                return 0
+            p += 3
+        elif c < 0xF5:
+            if e - p < 4 or (p[1] & 0xC0) != 0x80 or (p[2] & 0xC0) != 0x80 or (p[3] & 0xC0) != 0x80:
+                return 0
+            c1 = p[1]
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return 0
+            p += 4
+        else:
+            return 0
+    return 1
+
+
+cdef inline int go_simple_escape(uint8_t e) noexcept nogil:
+    if e == 97: return 7
+    if e == 98: return 8
+    if e == 102: return 12
+    if e == 110: return 10
+    if e == 114: return 13
+    if e == 116: return 9
+    if e == 118: return 11
+    if e == 92: return 92
+    if e == 34: return 34
+    return -1
+
+
+cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) noexcept nogil:
+    """Invert Go strconv.Quote (quotes already removed) into raw bytes appended to `out`."""
+    cdef const uint8_t* e = p + n
+    cdef uint8_t* o
+    cdef int v, a, b, d
+    cdef uint32_t cp
+    cdef int width, k
+    if buf_reserve(out, n) < 0:   # unquoting never grows the text
+        why[0] = "out of memory"
+        return -1
+    o = out.data + out.len
+    while p < e:
+        if p[0] != 92:
+            if p[0] == 34 or p[0] == 10:
+                why[0] = "invalid Go-quoted string (raw quote or newline)"
+                return -1
+            o[0] = p[0]
+            o += 1
+            p += 1
+            continue
+        if e - p < 2:
+            why[0] = "invalid Go escape at end of string"
+            return -1
+        v = go_simple_escape(p[1])
+        if v >= 0:
+            o[0] = <uint8_t>v
+            o += 1
+            p += 2
+        elif p[1] == 120:
+            if e - p < 4 or HEX_VAL[p[2]] < 0 or HEX_VAL[p[3]] < 0:
+                why[0] = "invalid \\x escape"
+                return -1
+            o[0] = <uint8_t>((HEX_VAL[p[2]] << 4) | HEX_VAL[p[3]])
+            o += 1
+            p += 4
+        elif 48 <= p[1] <= 55:
+            if e - p < 4 or not (48 <= p[2] <= 55) or not (48 <= p[3] <= 55):
+                why[0] = "invalid octal escape"
+                return -1
+            v = ((p[1] - 48) << 6) | ((p[2] - 48) << 3) | (p[3] - 48)
+            if v > 255:
+                why[0] = "invalid octal escape"
+                return -1
+            o[0] = <uint8_t>v
+            o += 1
+            p += 4
+        elif p[1] == 117 or p[1] == 85:
+            width = 4 if p[1] == 117 else 8
+            if e - p < 2 + width:
+                why[0] = "invalid \\u escape"
+                return -1
+            cp = 0
+            for k in range(width):
+                if HEX_VAL[p[2 + k]] < 0:
+                    why[0] = "invalid \\u escape"
+                    return -1
+                cp = (cp << 4) | <uint32_t>HEX_VAL[p[2 + k]]
+            if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+                why[0] = "invalid rune in \\u escape"
+                return -1
+            # a \u escape of 4 hex digits yields at most 3 bytes from 6; 8 digits at most 4 from 10
+            o += utf8_put(o, cp)
+            p += 2 + width
+        else:
+            why[0] = "invalid Go escape"
+            return -1
+    out.len = o - out.data
+    return 0
+
+
+cdef int8_t B64_VAL[256]
+cdef const char* B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+cdef void _init_b64() noexcept:
+    cdef int i
+    for i in range(256):
+        B64_VAL[i] = -1
+    for i in range(64):
+        B64_VAL[<uint8_t>B64_CHARS[i]] = i
+
+_init_b64()
+
+
+cdef int b64_decode(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) noexcept nogil:
+    """Strict standard base64 with padding and zero pad bits (what Go emits)."""
+    cdef Py_ssize_t i, groups
+    cdef int a, b, c, d, pad = 0
+    cdef uint8_t* o
+    if n % 4:
+        why[0] = "invalid base64"
+        return -1
+    if n >= 1 and p[n - 1] == 61:
+        pad = 1
+        if n >= 2 and p[n - 2] == 61:
+            pad = 2
+    if buf_reserve(out, (n // 4) * 3) < 0:
+        why[0] = "out of memory"
+        return -1
+    o = out.data + out.len
+    groups = n // 4
+    for i in range(groups):
+        a = B64_VAL[p[0]]
+        b = B64_VAL[p[1]]
+        if i == groups - 1 and pad:
+            c = B64_VAL[p[2]] if pad == 1 else 0
+            d = 0
+            if (pad == 2 and p[2] != 61) or p[3] != 61:
+                why[0] = "invalid base64"
+                return -1
+        else:
+            c = B64_VAL[p[2]]
+            d = B64_VAL[p[3]]
+        if (a | b | c | d) < 0:
+            why[0] = "invalid base64"
+            return -1
+        o[0] = <uint8_t>((a << 2) | (b >> 4))
+        if i == groups - 1 and pad == 2:
+            if b & 0x0F:
+                why[0] = "invalid base64 (non-zero padding bits)"
+                return -1
+            o += 1
+        elif i == groups - 1 and pad == 1:
+            if c & 0x03:
+                why[0] = "invalid base64 (non-zero padding bits)"
+                return -1
+            o[1] = <uint8_t>(((b & 0x0F) << 4) | (c >> 2))
+            o += 2
+        else:
+            o[1] = <uint8_t>(((b & 0x0F) << 4) | (c >> 2))
+            o[2] = <uint8_t>(((c & 0x03) << 6) | d)
+            o += 3
+        p += 4
+    out.len = o - out.data
+    return 0
+
+
+cdef int b64_encode(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
+    cdef Py_ssize_t full = n // 3, rem = n % 3, i
+    cdef uint8_t* o
+    if buf_reserve(out, ((n + 2) // 3) * 4) < 0:
+        return -1
+    o = out.data + out.len
+    for i in range(full):
+        o[0] = B64_CHARS[p[0] >> 2]
+        o[1] = B64_CHARS[((p[0] & 3) << 4) | (p[1] >> 4)]
+        o[2] = B64_CHARS[((p[1] & 15) << 2) | (p[2] >> 6)]
+        o[3] = B64_CHARS[p[2] & 63]
+        o += 4
+        p += 3
+    if rem == 1:
+        o[0] = B64_CHARS[p[0] >> 2]
+        o[1] = B64_CHARS[(p[0] & 3) << 4]
+        o[2] = 61
+        o[3] = 61
+        o += 4
+    elif rem == 2:
+        o[0] = B64_CHARS[p[0] >> 2]
+        o[1] = B64_CHARS[((p[0] & 3) << 4) | (p[1] >> 4)]
+        o[2] = B64_CHARS[(p[1] & 15) << 2]
+        o[3] = 61
+        o += 4
+    out.len = o - out.data
+    return 0
