@@ -58,7 +58,7 @@ def default_arrow_type(type_code: int, flags: int = 0, scale: int | None = None)
         return pa.binary() if binary else pa.string()
     if kind == C.K_JSONDOC:
         return pa.string()
-    return pa.null() if kind == C.K_NULL else pa.string()
+    return pa.string()  # JSON/VECTOR text, and type NULL (only ever null values)
 
 
 def spark_arrow_type(t: pa.DataType) -> pa.DataType:

@@ -135,7 +135,9 @@ def decimal_unscaled(text: bytes, precision: int, scale: int) -> int:
 
 
 def unscaled_to_decimal(unscaled: int, scale: int) -> Decimal:
-    return Decimal(unscaled).scaleb(-scale)
+    # Built from its digits: Decimal arithmetic would round to the context's 28 digits.
+    sign = 1 if unscaled < 0 else 0
+    return Decimal((sign, tuple(int(d) for d in str(abs(unscaled))), -scale))
 
 
 # ---------------------------------------------------------------- temporal

@@ -680,6 +680,8 @@ cdef class OpenPlan:
             else:
                 e.name_off = -1
                 e.name_len = e.name.n
+            if not e.name.ascii and not utf8_valid(self._name_ptr(e), e.name_len):
+                return fail_at(err, e.name.off, "invalid UTF-8 in a column name")
             if c.pos[0] != 123:
                 set_column(err, self._name_ptr(e), e.name_len)
                 if scan_value(c, &v, 3, err) < 0:
@@ -777,8 +779,6 @@ cdef class OpenPlan:
         for k in range(img.n):
             e = &img.cols[k]
             np = self._name_ptr(e)
-            if not e.name.ascii and not utf8_valid(np, e.name_len):
-                return fail_at(err, e.name.off, "invalid UTF-8 in a column name")
             if var_push(&m.keys, np, e.name_len) < 0:
                 return _oom(err)
             if self._render(e, &m.vals, err) < 0:

@@ -214,6 +214,9 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     cdef double back
     cdef double ax = -x if x < 0 else x
     start = 15 if bits == 64 else 6
+    # subnormals carry fewer significant bits: their shortest form can be 1 digit
+    if (bits == 64 and ax < 2.2250738585072014e-308) or (bits == 32 and ax < 1.1754943508222875e-38):
+        start = 1
     for p in range(start, 18 if bits == 64 else 10):
         snprintf(buf, 40, "%.*e", p - 1, ax)
         back = strtod(buf, NULL)
@@ -254,7 +257,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, i
         x = <double>f
     value[0] = x
     if x == 0:
-        if signbit(x) and not is_int_syntax:
+        if signbit(x):
             out[0] = 45
             out[1] = 48
             return 2

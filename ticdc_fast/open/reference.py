@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from decimal import Decimal
 
 import orjson
@@ -27,10 +28,26 @@ def _raise_constant(name):
     raise ValueError(f"invalid JSON literal {name}")
 
 
+class NegZero(int):
+    """The JSON integer token ``-0``: 0 for integer columns, -0.0 for FLOAT/DOUBLE (Go writes
+    a negative zero float as ``-0``; orjson would read it as plain 0)."""
+
+
+NEG_ZERO = NegZero(0)
+_NEG_ZERO_TOKEN = re.compile(rb"(?<![0-9.eE+-])-0(?![0-9.eE])")
+
+
+def _parse_int(text: str):
+    return NEG_ZERO if text == "-0" else int(text)
+
+
 def parse_json(doc: bytes, msg: int, base: int, part: str):
     """Parse one event JSON document; offsets in errors are relative to the Kafka message."""
     try:
-        return orjson.loads(doc)
+        parsed = orjson.loads(doc)
+        if _NEG_ZERO_TOKEN.search(doc):  # rare: keep the sign of integer-syntax negative zeros
+            return json.loads(doc, parse_int=_parse_int)
+        return parsed
     except orjson.JSONDecodeError as exc:
         try:
             text = doc.decode("utf-8")
@@ -43,7 +60,8 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
     # TiCDC's jsoniter writer copies bytes >= 0x80 raw, so JSON text may hold invalid UTF-8:
     # parse it with the bytes kept as surrogate escapes.
     try:
-        return json.loads(doc.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant)
+        return json.loads(doc.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant,
+                          parse_int=_parse_int)
     except (json.JSONDecodeError, ValueError) as exc:
         pos = getattr(exc, "pos", 0)
         pos = len(doc.decode("utf-8", "surrogateescape")[:pos].encode("utf-8", "surrogateescape"))
@@ -64,7 +82,7 @@ def _utf8(s: str) -> str:
 
 
 def _is_int(v) -> bool:
-    return type(v) is int
+    return type(v) is int or type(v) is NegZero
 
 
 # ----------------------------------------------------------------------------- values
@@ -94,7 +112,7 @@ def _source_float(kind: int, v) -> float:
         return V.parse_float_text(_raw(v), bits)
     if _is_int(v) or type(v) is float:
         try:
-            x = float(v)
+            x = -0.0 if type(v) is NegZero else float(v)
         except OverflowError:
             raise V.ValueProblem("number out of range") from None
         if x != x or x in (float("inf"), float("-inf")):
