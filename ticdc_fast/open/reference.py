@@ -53,6 +53,14 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
             text = doc.decode("utf-8")
         except UnicodeDecodeError:
             text = None
+        if text is not None and "infinity" in exc.msg:
+            # Valid JSON (e.g. 1e999) that orjson refuses; it only matters where a value is used.
+            try:
+                return json.loads(text, parse_constant=_raise_constant, parse_int=_parse_int)
+            except (json.JSONDecodeError, ValueError) as exc2:
+                pos = len(text[:getattr(exc2, "pos", 0)].encode("utf-8"))
+                raise DecodeError(f"malformed JSON: {getattr(exc2, 'msg', exc2)}", msg, base + pos,
+                                  part=part) from None
         if text is not None:
             # orjson reports a character position; report bytes.
             pos = len(text[:exc.pos].encode("utf-8"))
