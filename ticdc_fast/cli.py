@@ -6,6 +6,15 @@ import sys
 import time
 
 
+def _best_of(n, fn):
+    best, out = float("inf"), None
+    for _ in range(n):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
 def _demo(args) -> int:
     import pyarrow as pa
 
@@ -22,9 +31,7 @@ def _demo(args) -> int:
     print(f"{len(messages):,} Kafka messages, {nbytes / 1e6:.1f} MB")
 
     generic = ticdc_fast.OpenDecoder()
-    t0 = time.perf_counter()
-    batch = generic.decode(keys, values)
-    t_generic = time.perf_counter() - t0
+    t_generic, batch = _best_of(3, lambda: generic.decode(keys, values))
     print("\nfirst rows (generic output):")
     for row in batch.slice(0, 4).to_pylist():
         print("  ", row)
@@ -34,13 +41,12 @@ def _demo(args) -> int:
     for f in schema:
         print(f"   {f.name}: {f.type}")
     typed = ticdc_fast.OpenDecoder(table="shop.orders", schema=schema)
-    t0 = time.perf_counter()
-    tb = typed.decode(keys, values)
-    t_typed = time.perf_counter() - t0
+    t_typed, tb = _best_of(3, lambda: typed.decode(keys, values))
     print("\nfirst rows (typed output):")
     for row in tb.slice(0, 3).to_pylist():
         print("  ", row)
-    print(f"\ndecoded {batch.num_rows:,} events generic in {t_generic:.3f} s: "
+    print("\nthroughput, best of 3, Kafka key+value bytes:")
+    print(f"decoded {batch.num_rows:,} events generic in {t_generic:.3f} s: "
           f"{nbytes / t_generic / 1e6:,.0f} MB/s, {batch.num_rows / t_generic:,.0f} rows/s")
     print(f"decoded {tb.num_rows:,} rows typed   in {t_typed:.3f} s: "
           f"{nbytes / t_typed / 1e6:,.0f} MB/s, {tb.num_rows / t_typed:,.0f} rows/s")
