@@ -90,6 +90,22 @@ def format_float(x: float, bits: int) -> str:
     return _go_format(digits, exp, x < 0)
 
 
+def format_float_plain(x: float, bits: int) -> str:
+    """Go ``strconv.FormatFloat(x, 'f', -1, bits)``: shortest round-trip digits, never an exponent
+    (the simple protocol's float text)."""
+    if math.isnan(x) or math.isinf(x):
+        raise ValueProblem("NaN or infinite float")
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    digits, exp = _shortest_digits(x, bits)
+    sign = "-" if x < 0 else ""
+    if exp <= 0:
+        return f"{sign}0.{'0' * (-exp)}{digits}"
+    if exp >= len(digits):
+        return f"{sign}{digits}{'0' * (exp - len(digits))}"
+    return f"{sign}{digits[:exp]}.{digits[exp:]}"
+
+
 def to_float32(x: float) -> float:
     try:
         return struct.unpack("<f", struct.pack("<f", x))[0]

@@ -1,0 +1,412 @@
+"""``SimpleDecoder``: TiCDC Simple Protocol (JSON or Avro) → ``pyarrow.RecordBatch``.
+
+State lives here, shared by both implementations: the TableSchema cache keyed by
+(database, table, schemaVersion), rows held until their schema arrives (bounded by count and
+bytes, with an explicit policy at the bound), save/restore of that state, and claim-check
+resolution.  The row decoding itself is done by the Cython core or the reference twin.
+"""
+from __future__ import annotations
+
+import base64
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import orjson
+import pyarrow as pa
+
+from .. import _constants as C
+from .. import _impl
+from ..arrow_types import Target, compile_targets
+from ..compression import check_compression, decompress
+from ..errors import DecodeError
+from ..open.decoder import _as_array, _as_pylist, _split_table
+from ..timezones import get_zone
+from .messages import Msg, parse_message
+from .reference import ReferenceRows
+from .schema import TableSchema, arrow_schema, table_schema_from_dict
+
+_MAP = pa.map_(pa.string(), pa.string())
+_INT64_MAX = (1 << 63) - 1
+
+GENERIC_FIELDS = [
+    pa.field(C.COL_OP, pa.string(), nullable=False),
+    pa.field(C.COL_COMMIT_TS, pa.int64(), nullable=False),
+    pa.field(C.COL_SCHEMA, pa.string()),
+    pa.field(C.COL_TABLE, pa.string()),
+    pa.field(C.COL_DDL, pa.string()),
+    pa.field(C.COL_AFTER, _MAP),
+    pa.field(C.COL_BEFORE, _MAP),
+    pa.field("_ddl_type", pa.string()),
+    pa.field("_table_schema", pa.string()),
+    pa.field("_schema_version", pa.int64()),
+    pa.field("_table_id", pa.int64()),
+    pa.field("_build_ts", pa.int64()),
+    pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
+    pa.field(C.COL_CLAIM_CHECK, pa.string()),
+    pa.field("_checksum_version", pa.int32()),
+    pa.field("_checksum_corrupted", pa.bool_()),
+    pa.field("_checksum_current", pa.int64()),
+    pa.field("_checksum_previous", pa.int64()),
+    pa.field("_undecodable", pa.bool_(), nullable=False),
+    pa.field("_raw", pa.binary()),
+]
+_TYPED_TRAILER = ["_ddl", "_ddl_type", "_schema_version", C.COL_HANDLE_KEY_ONLY, C.COL_CLAIM_CHECK,
+                  "_undecodable", "_raw"]
+
+
+@dataclass(frozen=True)
+class SimpleConfig:
+    encoding: str
+    compression: str
+    timezone: str
+    targets: tuple[Target, ...] | None
+    schema_name: str | None
+    table_name: str | None
+    control_events: bool
+
+
+@dataclass
+class _Held:
+    value: bytes
+    key: tuple
+    op: str
+    commit_ts: int
+    partition: int | None
+    offset: int | None
+
+
+def local_claim_check(root) -> Callable[[str], bytes]:
+    """A resolver for claim-check files stored under a local directory: the location's base
+    name is read from ``root`` (TiCDC names files ``<uuid>.json``)."""
+    root = Path(root)
+
+    def resolve(location: str) -> bytes:
+        name = location.rstrip("/").rsplit("/", 1)[-1]
+        if not name or name in (".", ".."):
+            raise ValueError(f"bad claim-check location {location!r}")
+        return (root / name).read_bytes()
+    return resolve
+
+
+class SimpleDecoder:
+    """Decode TiCDC Simple Protocol messages, tracking table schemas across batches.
+
+    Parameters
+    ----------
+    encoding: ``"json"`` or ``"avro"`` (the changefeed's ``encoding-format``).
+    table, schema: typed mode, as for ``OpenDecoder``; ``schema`` may be omitted once the table's
+        TableSchema is known (seeded) — its default Arrow schema is then used.
+    timezone: zone for TIMESTAMP values sent without a location (the simple protocol names it).
+    compression: ``large-message-handle-compression`` (``none``, ``snappy``, ``lz4``).
+    hold_max_rows, hold_max_bytes: bound on DML held while its schema is unknown.
+    on_hold_overflow: ``"raise"`` (DecodeError) or ``"emit"`` (the oldest held rows come out with
+        ``_undecodable=True`` and their raw value in ``_raw``).
+    schemas: TableSchema JSON objects (or BOOTSTRAP/DDL message values) to seed the cache.
+    state: a dict from ``state()`` to resume from (schemas and held rows).
+    claim_check_resolver: callable(location) → the claim-check file bytes; when given, claim-check
+        rows are replaced by the full event from the file (``local_claim_check(dir)`` reads files).
+    """
+
+    def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
+                 timezone: str = "UTC", compression: str = "none", control_events: bool = True,
+                 hold_max_rows: int = 100_000, hold_max_bytes: int = 256 << 20,
+                 on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
+                 claim_check_resolver: Callable[[str], bytes] | None = None,
+                 implementation: str | None = None):
+        if encoding not in ("json", "avro"):
+            raise ValueError("encoding must be 'json' or 'avro'")
+        if on_hold_overflow not in ("raise", "emit"):
+            raise ValueError("on_hold_overflow must be 'raise' or 'emit'")
+        if schema is not None and table is None:
+            raise ValueError("typed mode needs table=")
+        get_zone(timezone)
+        self.encoding = encoding
+        self.implementation = _impl.resolve(implementation)
+        self.hold_max_rows, self.hold_max_bytes = int(hold_max_rows), int(hold_max_bytes)
+        self.on_hold_overflow = on_hold_overflow
+        self.claim_check_resolver = claim_check_resolver
+        self._schemas: dict[tuple, TableSchema] = {}
+        self._held: deque[_Held] = deque()
+        self._held_bytes = 0
+        self._table = _split_table(table) if table is not None else None
+        self._user_schema = schema
+        self._compression = check_compression(compression)
+        self._timezone = timezone
+        self._control_events = bool(control_events)
+        self._rows = None
+        for s in schemas or ():
+            self.add_schema(s)
+        if state is not None:
+            self._restore(state)
+        if self._table is None or schema is not None:
+            self._build(schema)
+
+    # ------------------------------------------------------------------ configuration
+    def _build(self, schema):
+        targets = compile_targets(schema) if schema is not None else None
+        schema_name, table_name = self._table if self._table else (None, None)
+        self.config = SimpleConfig(self.encoding, self._compression, self._timezone, targets,
+                                   schema_name, table_name, self._control_events)
+        if targets is None:
+            self._fields = list(GENERIC_FIELDS)
+        else:
+            by = {f.name: f for f in GENERIC_FIELDS}
+            self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
+            self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
+            self._fields += [by[n] for n in _TYPED_TRAILER]
+        if self.implementation == "cython":
+            self._rows = _impl.core.SimplePlan(self.config)
+        else:
+            self._rows = ReferenceRows(self.config)
+        self._rows.stop_on_claim_check = self.claim_check_resolver is not None
+        for ts in self._schemas.values():
+            self._rows.register(ts)
+
+    def _ensure_built(self):
+        if self._rows is not None:
+            return
+        # typed mode without a schema: the table's default Arrow schema, once its TableSchema is known
+        known = [ts for ts in self._schemas.values() if (ts.database, ts.table) == self._table]
+        if not known:
+            raise ValueError(f"typed mode for {'.'.join(self._table)} needs schema= or a seeded "
+                             "TableSchema (schemas=...)")
+        self._build(arrow_schema(max(known, key=lambda ts: ts.version)))
+
+    def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        self._ensure_built()
+        fields = list(self._fields)
+        if partitions:
+            fields.append(pa.field(C.COL_PARTITION, pa.int32()))
+        if offsets:
+            fields.append(pa.field(C.COL_OFFSET, pa.int64()))
+        return pa.schema(fields)
+
+    # ------------------------------------------------------------------ schema cache
+    def add_schema(self, obj) -> TableSchema:
+        """Seed the cache with a TableSchema (dict, JSON text/bytes, or a BOOTSTRAP/DDL message value)."""
+        if isinstance(obj, TableSchema):
+            ts = obj
+        else:
+            if isinstance(obj, (bytes, bytearray, memoryview)) and self.encoding == "avro" \
+                    and bytes(obj[:1]) == b"\x16":
+                m = parse_message(bytes(obj), 0, "avro")
+                obj = m.table_schema
+            elif isinstance(obj, (str, bytes, bytearray, memoryview)):
+                obj = orjson.loads(bytes(obj) if not isinstance(obj, str) else obj)
+            if isinstance(obj, dict) and "tableSchema" in obj:
+                obj = obj["tableSchema"]
+            ts = table_schema_from_dict(obj)
+        self._schemas[ts.key] = ts
+        if self._rows is not None:
+            self._rows.register(ts)
+        return ts
+
+    def table_schema(self, database: str, table: str, version: int | None = None) -> TableSchema | None:
+        cands = [ts for k, ts in self._schemas.items() if k[:2] == (database, table)
+                 and (version is None or k[2] == version)]
+        return max(cands, key=lambda t: t.version) if cands else None
+
+    def held(self) -> int:
+        """Number of DML messages waiting for their schema."""
+        return len(self._held)
+
+    def state(self) -> dict:
+        """JSON-serialisable state (schemas and held rows) for ``SimpleDecoder(state=...)``."""
+        return {
+            "version": 1, "encoding": self.encoding,
+            "schemas": [orjson.loads(ts.json) for ts in self._schemas.values()],
+            "held": [{"value": base64.b64encode(h.value).decode(), "key": list(h.key), "op": h.op,
+                      "commit_ts": h.commit_ts, "partition": h.partition, "offset": h.offset}
+                     for h in self._held],
+        }
+
+    def _restore(self, state: dict):
+        if state.get("encoding") != self.encoding:
+            raise ValueError("state was saved by a decoder with another encoding")
+        for s in state.get("schemas", ()):
+            self.add_schema(s)
+        for h in state.get("held", ()):
+            value = base64.b64decode(h["value"])
+            self._held.append(_Held(value, tuple(h["key"]), h["op"], h["commit_ts"], h.get("partition"),
+                                    h.get("offset")))
+            self._held_bytes += len(value)
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
+        """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored)."""
+        self._ensure_built()
+        values = _as_pylist(values, "value")
+        n = len(values)
+        if keys is not None and len(keys) != n:
+            raise DecodeError(f"{len(keys)} keys but {n} values")
+        parts = _as_pylist(partitions, "partition") if partitions is not None else None
+        offs = _as_pylist(offsets, "offset") if offsets is not None else None
+        for name, extra in (("partitions", parts), ("offsets", offs)):
+            if extra is not None and len(extra) != n:
+                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        for i, v in enumerate(values):
+            if v is None:
+                raise DecodeError("null value (the simple protocol never sends tombstones)", i,
+                                  part="value")
+        if self._compression != "none":
+            values = [self._decompress(v, i) for i, v in enumerate(values)]
+        else:
+            values = [bytes(v) for v in values]
+        self._extra_meta: list[tuple] = []   # (partition, offset) of rows from held messages
+        self._n = n
+        self._parts, self._offs = parts, offs
+        rows = self._rows
+        i = 0
+        while i < n:
+            j = rows.run(values, i)
+            if j >= n:
+                break
+            self._slow_message(values[j], j)
+            i = j + 1
+        cols, msg_index = rows.finish(self._fields)
+        schema = self.output_schema(partitions=parts is not None, offsets=offs is not None)
+        if parts is not None or offs is not None:
+            idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+            if parts is not None:
+                cols.append(_as_array(parts + [m[0] for m in self._extra_meta], pa.int32()).take(idx))
+            if offs is not None:
+                cols.append(_as_array(offs + [m[1] for m in self._extra_meta], pa.int64()).take(idx))
+        return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+    def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
+        """Emit every held row as undecodable (end of stream), emptying the hold queue."""
+        self._ensure_built()
+        self._extra_meta, self._n, self._parts, self._offs = [], 0, [], []
+        while self._held:
+            self._emit_undecodable(self._held.popleft())
+        self._held_bytes = 0
+        cols, msg_index = self._rows.finish(self._fields)
+        if partitions or offsets:
+            idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+            if partitions:
+                cols.append(pa.array([m[0] for m in self._extra_meta], pa.int32()).take(idx))
+            if offsets:
+                cols.append(pa.array([m[1] for m in self._extra_meta], pa.int64()).take(idx))
+        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(partitions=partitions,
+                                                                          offsets=offsets))
+
+    def _decompress(self, v, i):
+        try:
+            return decompress(bytes(v), self._compression)
+        except ValueError as exc:
+            raise DecodeError(f"{self._compression} decompression failed: {exc}", i, 0,
+                              part="value") from None
+
+    def _meta(self, i):
+        return (self._parts[i] if self._parts else None, self._offs[i] if self._offs else None)
+
+    def _virtual(self, meta) -> int:
+        self._extra_meta.append(meta)
+        return self._n + len(self._extra_meta) - 1
+
+    def _wanted_table(self, database, table) -> bool:
+        return self._table is None or (database, table) == self._table
+
+    def _slow_message(self, value: bytes, i: int) -> None:
+        m = parse_message(value, i, self.encoding)
+        if m.kind == "DML":
+            key = (m.database, m.table, m.schema_version)
+            if self.config.targets is not None and not self._wanted_table(m.database, m.table):
+                return
+            if m.claim_check_location is not None and self.claim_check_resolver is not None \
+                    and key in self._schemas:
+                self._claim_check(m, i)
+                return
+            if key in self._schemas:  # only a claim-check row reaches here without a resolver
+                self._rows.run([value], 0, i)
+                return
+            self._hold(_Held(value, key, m.type, m.commit_ts, *self._meta(i)))
+            return
+        self._control(m, i, i)
+
+    def _claim_check(self, m: Msg, i: int) -> None:
+        try:
+            raw = self.claim_check_resolver(m.claim_check_location)
+        except Exception as exc:  # noqa: BLE001 - reported with context
+            raise DecodeError(f"claim-check file {m.claim_check_location!r} could not be read: {exc}",
+                              i, 0, part="value") from None
+        value = raw
+        if raw[:1] == b"{":
+            try:
+                doc = orjson.loads(raw)
+                value = base64.b64decode(doc["value"])
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                value = raw  # a JSON-encoded message stored raw (claim-check-raw-value)
+        if self._compression != "none":
+            value = self._decompress(value, i)
+        full = parse_message(value, i, self.encoding)
+        if full.kind != "DML" or full.claim_check_location is not None:
+            raise DecodeError("claim-check file does not hold the full DML event", i, 0, part="value")
+        self._rows.run([value], 0, i)
+
+    def _control(self, m: Msg, msg: int, row_msg: int) -> None:
+        announced = []
+        for obj in (m.pre_table_schema, m.table_schema):
+            if obj is not None:
+                try:
+                    announced.append(self.add_schema(obj))
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise DecodeError(f"invalid TableSchema: {exc}", msg, 0, part="value") from None
+        ts = announced[-1] if announced else None
+        database = m.database or (ts.database if ts else None)
+        table = m.table or (ts.table if ts else None)
+        keep = self._control_events if self.config.targets is not None else True
+        if m.kind != "WATERMARK" and self.config.targets is not None and not self._wanted_table(database, table):
+            keep = False
+        if keep:
+            commit_ts = m.commit_ts or 0
+            if commit_ts > _INT64_MAX:
+                raise DecodeError(f"commitTs {commit_ts} out of int64 range", msg, 0, part="value")
+            op = {"WATERMARK": "RESOLVED", "BOOTSTRAP": "BOOTSTRAP"}.get(m.kind, "DDL")
+            self._rows.append_control({
+                "_op": op, "_commit_ts": commit_ts, "_schema": database, "_table": table,
+                "_ddl": m.sql, "_ddl_type": m.type if m.kind in ("DDL", "BOOTSTRAP") else None,
+                "_table_schema": ts.json if ts is not None else None,
+                "_schema_version": ts.version if ts is not None else None,
+                "_table_id": ts.table_id if ts is not None else None, "_build_ts": m.build_ts,
+                "_msg": row_msg})
+        for t in announced:
+            self._release(t.key)
+
+    def _hold(self, h: _Held) -> None:
+        self._held.append(h)
+        self._held_bytes += len(h.value)
+        while len(self._held) > self.hold_max_rows or self._held_bytes > self.hold_max_bytes:
+            if self.on_hold_overflow == "raise":
+                oldest = self._held[0]
+                raise DecodeError(
+                    f"{len(self._held)} messages ({self._held_bytes} bytes) held waiting for table "
+                    f"schemas; the oldest needs {oldest.key[0]}.{oldest.key[1]} schema version "
+                    f"{oldest.key[2]}, never announced by a BOOTSTRAP or DDL "
+                    "(raise hold_max_rows/hold_max_bytes, seed schemas=, or use on_hold_overflow='emit')",
+                    None, part="value")
+            old = self._held.popleft()
+            self._held_bytes -= len(old.value)
+            self._emit_undecodable(old)
+
+    def _release(self, key) -> None:
+        if not self._held:
+            return
+        keep = deque()
+        for h in self._held:
+            if h.key == key:
+                self._held_bytes -= len(h.value)
+                self._rows.run([h.value], 0, self._virtual((h.partition, h.offset)))
+            else:
+                keep.append(h)
+        self._held = keep
+
+    def _emit_undecodable(self, h: _Held) -> None:
+        if h.commit_ts is None or h.commit_ts > _INT64_MAX:
+            raise DecodeError("held message has an invalid commitTs")
+        self._rows.append_control({
+            "_op": h.op, "_commit_ts": h.commit_ts, "_schema": h.key[0], "_table": h.key[1],
+            "_schema_version": h.key[2], "_undecodable": True, "_raw": h.value,
+            "_msg": self._virtual((h.partition, h.offset))})

@@ -1,0 +1,290 @@
+"""Pure-Python reference twin of the simple-protocol row decoder (orjson / fastavro).
+
+The front end (``decoder.py``) owns the state — schema cache, held rows — and drives an
+implementation through a small interface: ``register(TableSchema)``, ``run(values, start)``
+(decode consecutive DML messages with known schemas, stop at anything else),
+``append_control(...)``, ``finish()``.  This module is that interface in pure Python; the
+Cython core implements the same one for speed.
+"""
+from __future__ import annotations
+
+import base64
+
+import pyarrow as pa
+
+from .. import _constants as C
+from .. import values as V
+from ..errors import DecodeError
+from ..open.reference import convert_typed
+from ..timezones import wall_to_utc_us
+from .messages import parse_message
+
+_MASK64 = (1 << 64) - 1
+_EPOCH_US_DAY = 86_400_000_000
+
+
+def _int_range(col) -> tuple[int, int]:
+    code = col.type_code
+    if code in (C.T_BIT, C.T_SET):
+        return 0, _MASK64
+    if code == C.T_ENUM:
+        return 0, 65535
+    return C.INT_RANGE[code][1 if col.flags & C.FLAG_UNSIGNED else 0]
+
+
+def _utc_text(ts: dict, problem) -> str:
+    """TIMESTAMP {location, value} → the UTC instant as 'YYYY-MM-DD HH:MM:SS[.f]Z' (same fsp)."""
+    loc, value = ts.get("location"), ts.get("value")
+    if not isinstance(loc, str) or not isinstance(value, str):
+        raise problem("TIMESTAMP value must be {location, value} strings")
+    raw = value.encode()
+    try:
+        wall = V.parse_datetime_us(raw)
+    except V.ValueProblem:
+        if raw.startswith(b"0000-00-00"):
+            return value  # a zero timestamp has no instant; kept as sent
+        raise
+    try:
+        utc = wall_to_utc_us(loc, wall)
+    except ValueError as exc:
+        raise problem(str(exc)) from None
+    days, us = divmod(utc, _EPOCH_US_DAY)
+    y, m, d = _civil(days)
+    secs, frac = divmod(us, 1_000_000)
+    _, _, f = value.partition(".")
+    text = f"{y:04d}-{m:02d}-{d:02d} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+    if f:
+        text += "." + f"{frac:06d}"[:len(f)]
+    return text + "Z"
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    z = days + 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return y + (m <= 2), m, d
+
+
+def render_text(col, v) -> str | None:
+    """Generic output text of one simple-protocol value (JSON form; Avro values normalised first)."""
+    if v is None:
+        return None
+    code = col.type_code
+    kind = C.TYPE_KIND[code]
+    if code == C.T_TIMESTAMP and isinstance(v, dict):
+        return _utc_text(v, V.ValueProblem)
+    if not isinstance(v, str):
+        raise V.ValueProblem(f"expected a string value, got {type(v).__name__}")
+    raw = v.encode("utf-8", "surrogateescape")
+    if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
+        lo, hi = _int_range(col)
+        return str(V.parse_int(raw, lo, hi))
+    if kind in (C.K_FLOAT32, C.K_FLOAT64):
+        bits = 32 if kind == C.K_FLOAT32 else 64
+        return V.format_float_plain(V.parse_float_text(raw, bits), bits)
+    if kind == C.K_BLOB:
+        V.b64decode_strict(raw)
+        return v
+    return V.require_utf8(raw)
+
+
+def convert_value(target, col, v, tz_default: str):
+    """Typed output of one value, converted by the column's own TableSchema type."""
+    if v is None:
+        return None
+    code = col.type_code
+    w = target.writer
+    if code == C.T_TIMESTAMP and isinstance(v, dict):
+        if w == C.W_STRING:
+            return _utc_text(v, V.ValueProblem)
+        if w != C.W_TIMESTAMP:
+            raise V.ValueProblem("cannot convert a TIMESTAMP to this type")
+        loc, value = v.get("location"), v.get("value")
+        if not isinstance(loc, str) or not isinstance(value, str):
+            raise V.ValueProblem("TIMESTAMP value must be {location, value} strings")
+        try:
+            return wall_to_utc_us(loc, V.parse_datetime_us(value.encode()))
+        except ValueError as exc:
+            raise V.ValueProblem(str(exc)) from None
+    if not isinstance(v, str):
+        raise V.ValueProblem(f"expected a string value, got {type(v).__name__}")
+    if w == C.W_STRING and code in (C.T_ENUM, C.T_SET) and col.elements is not None:
+        lo, hi = _int_range(col)
+        n = V.parse_int(v.encode(), lo, hi)
+        if code == C.T_ENUM:
+            if n == 0:
+                return ""
+            if n > len(col.elements):
+                raise V.ValueProblem(f"ENUM index {n} beyond {len(col.elements)} elements")
+            return col.elements[n - 1]
+        if n >> len(col.elements):
+            raise V.ValueProblem(f"SET bitmask {n} beyond {len(col.elements)} elements")
+        return ",".join(e for b, e in enumerate(col.elements) if n >> b & 1)
+    if w == C.W_STRING:
+        return render_text(col, v)
+    if code in (C.T_FLOAT, C.T_DOUBLE) and w in (C.W_FLOAT32, C.W_FLOAT64):
+        x = V.parse_float_text(v.encode(), 32 if code == C.T_FLOAT else 64)
+        if w == C.W_FLOAT32 and V.to_float32(x) != x:
+            raise V.ValueProblem("value not exact as float32")
+        return x
+    return convert_typed(target, code, col.flags, v, tz_default)
+
+
+def normalise_avro_value(col, v):
+    """Avro map values → the JSON protocol's string forms, so one set of rules applies."""
+    if v is None or isinstance(v, (str, dict)):
+        return v
+    if isinstance(v, bool):
+        raise V.ValueProblem("unexpected boolean value")
+    if isinstance(v, int):
+        if col.type_code in (C.T_BIT, C.T_SET) or (col.type_code == C.T_LONGLONG and col.flags & C.FLAG_UNSIGNED):
+            v &= _MASK64   # TiCDC casts the uint64 to int64
+        return str(v)
+    if isinstance(v, float):
+        if col.type_code == C.T_FLOAT:
+            return V.format_float_plain(V.to_float32(v), 32)
+        return V.format_float_plain(v, 64)
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(v).decode("ascii")
+    raise V.ValueProblem(f"unexpected Avro value {type(v).__name__}")
+
+
+_CONTROL_OPS = {"WATERMARK": "RESOLVED", "BOOTSTRAP": "BOOTSTRAP", "DDL": "DDL"}
+
+
+class ReferenceRows:
+    """Row builder of the twin: the same interface as the Cython core's SimplePlan."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.plans = {}
+        self.rows = []
+        self.stop_on_claim_check = False
+
+    # -- schema plans
+    def register(self, ts) -> None:
+        self.plans[ts.key] = ts
+
+    def known(self, key) -> bool:
+        return key in self.plans
+
+    # -- rows
+    def run(self, values, start: int, msg_base: int = 0) -> int:
+        """Decode DML messages values[start:] while their schema is known; return the index of
+        the first message not handled (a control message or an unknown schema)."""
+        i = start
+        while i < len(values):
+            m = parse_message(values[i], msg_base + i, self.cfg.encoding)
+            if m.kind != "DML" or (m.database, m.table, m.schema_version) not in self.plans \
+                    or (self.stop_on_claim_check and m.claim_check_location is not None):
+                return i
+            self.dml(m, msg_base + i, msg_base + i)
+            i += 1
+        return i
+
+    def dml(self, m, msg: int, row_msg: int) -> None:
+        ts = self.plans[(m.database, m.table, m.schema_version)]
+        cfg = self.cfg
+        if cfg.targets is not None and (m.database, m.table) != (cfg.schema_name, cfg.table_name):
+            return
+        images = []
+        for img in (m.data, m.old):
+            if img is None:
+                images.append(None)
+                continue
+            out = []
+            for name, v in img.items():
+                col = ts.column(name)
+                if col is None:
+                    raise DecodeError(f"column {name!r} is not in schema version {m.schema_version}",
+                                      msg, 0, name, part="value")
+                if cfg.encoding == "avro":
+                    try:
+                        v = normalise_avro_value(col, v)
+                    except V.ValueProblem as exc:
+                        raise DecodeError(str(exc), msg, 0, name, part="value") from None
+                out.append((col, v))
+            images.append(out)
+        data, old = images
+        op = m.type
+        if op == "INSERT" and data is None or op == "UPDATE" and (data is None or old is None) \
+                or op == "DELETE" and old is None:
+            raise DecodeError(f"{op} without the image it needs", msg, 0, part="value")
+        after = data if op != "DELETE" else None
+        before = old if op != "INSERT" else None
+        row = {"_op": op, "_commit_ts": _ts(m.commit_ts, msg), "_schema": m.database, "_table": m.table,
+               "_schema_version": m.schema_version, "_table_id": m.table_id, "_build_ts": m.build_ts,
+               "_handle_key_only": bool(m.handle_key_only) and m.claim_check_location is None,
+               "_claim_check_location": m.claim_check_location, "_msg": row_msg}
+        _checksum(row, m.checksum, msg)
+        if cfg.targets is None:
+            for key, img in (("after", after), ("before", before)):
+                if img is None:
+                    row[key] = None
+                    continue
+                entries = []
+                for col, v in img:
+                    try:
+                        entries.append((col.name, render_text(col, v)))
+                    except V.ValueProblem as exc:
+                        raise DecodeError(str(exc), msg, 0, col.name, part="value") from None
+                row[key] = entries
+        else:
+            img = dict((c.name, (c, v)) for c, v in (after if after is not None else before))
+            typed = {}
+            for t in cfg.targets:
+                got = img.get(t.name)
+                if got is None:
+                    typed[t.name] = None
+                    continue
+                try:
+                    typed[t.name] = convert_value(t, got[0], got[1], cfg.timezone)
+                except V.ValueProblem as exc:
+                    raise DecodeError(str(exc), msg, 0, t.name, part="value") from None
+            row["typed"] = typed
+        self.rows.append(row)
+
+    def append_control(self, row: dict) -> None:
+        self.rows.append(row)
+
+    def finish(self, fields):
+        cols = {f.name: [] for f in fields}
+        msg = []
+        typed = self.cfg.targets is not None
+        for r in self.rows:
+            msg.append(r["_msg"])
+            t = r.get("typed") or {}
+            for f in fields:
+                if typed and f.name in t:
+                    cols[f.name].append(t[f.name])
+                else:
+                    v = r.get(f.name)
+                    if f.name == "_handle_key_only" or f.name == "_undecodable":
+                        v = bool(v)
+                    cols[f.name].append(v)
+        self.rows = []
+        return [pa.array(cols[f.name], f.type) for f in fields], msg
+
+
+def _ts(v, msg):
+    if v is None or v > (1 << 63) - 1:
+        raise DecodeError(f"commitTs {v} out of int64 range", msg, 0, part="value")
+    return v
+
+
+def _checksum(row, ck, msg):
+    if ck is None:
+        return
+    try:
+        row["_checksum_version"] = int(ck["version"])
+        row["_checksum_corrupted"] = bool(ck["corrupted"])
+        row["_checksum_current"] = int(ck["current"]) & 0xFFFFFFFF
+        row["_checksum_previous"] = int(ck["previous"]) & 0xFFFFFFFF
+    except (KeyError, TypeError, ValueError):
+        raise DecodeError("invalid checksum object", msg, 0, part="value") from None
