@@ -19,6 +19,8 @@ cdef struct KeyInfo:
 cdef struct ColEntry:
     Span name
     Span v
+    Span loc               # simple protocol: TIMESTAMP location (kind J_STR when present)
+    int col                # simple protocol: column index in the table plan
     Py_ssize_t name_off    # unescaped name in plan.names when name.esc, else -1
     Py_ssize_t name_len
     uint64_t hash

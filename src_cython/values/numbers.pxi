@@ -151,6 +151,36 @@ cdef int go_format_digits(const char* digits, int nd, int exp10, int negative, c
     return k + nd - exp10
 
 
+cdef int plain_format_digits(const char* digits, int nd, int exp10, int negative, char* out) noexcept nogil:
+    """Go strconv.FormatFloat(x, 'f', -1, bits): the shortest digits, never an exponent."""
+    cdef int k = 0, i
+    if negative:
+        out[k] = 45
+        k += 1
+    if exp10 <= 0:
+        out[k] = 48
+        out[k + 1] = 46
+        k += 2
+        for i in range(-exp10):
+            out[k] = 48
+            k += 1
+        memcpy(out + k, digits, nd)
+        return k + nd
+    if exp10 >= nd:
+        memcpy(out + k, digits, nd)
+        k += nd
+        for i in range(exp10 - nd):
+            out[k] = 48
+            k += 1
+        return k
+    memcpy(out + k, digits, exp10)
+    k += exp10
+    out[k] = 46
+    k += 1
+    memcpy(out + k, digits + exp10, nd - exp10)
+    return k + nd - exp10
+
+
 cdef int shortest_from_text(const uint8_t* p, Py_ssize_t n, int bits, char* digits,
                             int* nd_out, int* exp_out) noexcept nogil:
     """If the number text has few enough significant digits to be the unique shortest form
@@ -242,7 +272,7 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
 
 
 cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, int bits,
-                         double* value, char* out, Buf* scratch) noexcept nogil:
+                         double* value, char* out, Buf* scratch, int plain=0) noexcept nogil:
     """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite at this width.
     Also leaves the parsed value (rounded to the width) in *value."""
     cdef char digits[24]
@@ -266,6 +296,8 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, i
     negative = x < 0
     if shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
         shortest_from_value(x, bits, digits, &nd, &e10)
+    if plain:
+        return plain_format_digits(digits, nd, e10, negative, out)
     return go_format_digits(digits, nd, e10, negative, out)
 
 

@@ -22,7 +22,7 @@ from ..arrow_types import Target, compile_targets
 from ..compression import check_compression, decompress
 from ..errors import DecodeError
 from ..open.decoder import _as_array, _as_pylist, _split_table
-from ..timezones import get_zone
+from ..timezones import get_zone, local_table
 from .messages import Msg, parse_message
 from .reference import ReferenceRows
 from .schema import TableSchema, arrow_schema, table_schema_from_dict
@@ -65,6 +65,8 @@ class SimpleConfig:
     schema_name: str | None
     table_name: str | None
     control_events: bool
+    tz_bounds: tuple = ()
+    tz_offsets: tuple = ()
 
 
 @dataclass
@@ -147,8 +149,9 @@ class SimpleDecoder:
     def _build(self, schema):
         targets = compile_targets(schema) if schema is not None else None
         schema_name, table_name = self._table if self._table else (None, None)
+        bounds, offs = local_table(self._timezone)
         self.config = SimpleConfig(self.encoding, self._compression, self._timezone, targets,
-                                   schema_name, table_name, self._control_events)
+                                   schema_name, table_name, self._control_events, bounds, offs)
         if targets is None:
             self._fields = list(GENERIC_FIELDS)
         else:
@@ -261,6 +264,9 @@ class SimpleDecoder:
         i = 0
         while i < n:
             j = rows.run(values, i)
+            if self._load_pending_zone(j):
+                i = j
+                continue
             if j >= n:
                 break
             self._slow_message(values[j], j)
@@ -292,6 +298,26 @@ class SimpleDecoder:
         return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(partitions=partitions,
                                                                           offsets=offsets))
 
+    def _load_pending_zone(self, msg) -> bool:
+        zone = getattr(self._rows, "pending_zone", None)
+        if not zone:
+            return False
+        try:
+            self._rows.add_zone(zone)
+        except ValueError as exc:
+            raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
+        return True
+
+    def _run_one(self, value: bytes, msg: int) -> None:
+        """Decode one DML whose schema is known; never let it vanish silently."""
+        while True:
+            if self._rows.run([value], 0, msg) == 1:
+                return
+            if not self._load_pending_zone(msg):
+                raise DecodeError("message uses a JSON form the Cython core does not decode "
+                                  "(e.g. escaped field names); decode it with implementation='python'",
+                                  msg, 0, part="value")
+
     def _decompress(self, v, i):
         try:
             return decompress(bytes(v), self._compression)
@@ -319,8 +345,8 @@ class SimpleDecoder:
                     and key in self._schemas:
                 self._claim_check(m, i)
                 return
-            if key in self._schemas:  # only a claim-check row reaches here without a resolver
-                self._rows.run([value], 0, i)
+            if key in self._schemas:  # the fast path declined it: decode it on its own
+                self._run_one(value, i)
                 return
             self._hold(_Held(value, key, m.type, m.commit_ts, *self._meta(i)))
             return
@@ -344,7 +370,13 @@ class SimpleDecoder:
         full = parse_message(value, i, self.encoding)
         if full.kind != "DML" or full.claim_check_location is not None:
             raise DecodeError("claim-check file does not hold the full DML event", i, 0, part="value")
-        self._rows.run([value], 0, i)
+        if (full.database, full.table, full.schema_version) not in self._schemas:
+            raise DecodeError("claim-check event's schema version is unknown", i, 0, part="value")
+        stop, self._rows.stop_on_claim_check = self._rows.stop_on_claim_check, False
+        try:
+            self._run_one(value, i)
+        finally:
+            self._rows.stop_on_claim_check = stop
 
     def _control(self, m: Msg, msg: int, row_msg: int) -> None:
         announced = []
@@ -398,7 +430,7 @@ class SimpleDecoder:
         for h in self._held:
             if h.key == key:
                 self._held_bytes -= len(h.value)
-                self._rows.run([h.value], 0, self._virtual((h.partition, h.offset)))
+                self._run_one(h.value, self._virtual((h.partition, h.offset)))
             else:
                 keep.append(h)
         self._held = keep

@@ -1,0 +1,51 @@
+# Avro binary primitives over the cursor: zig-zag varints, length-prefixed bytes/strings and
+# union indexes, each bounds-checked against the value being read.
+
+cdef int avro_long(Cur* c, int64_t* out, Err* err) noexcept nogil:
+    cdef uint64_t acc = 0
+    cdef int shift = 0
+    cdef uint8_t b
+    while True:
+        if c.pos >= c.end:
+            return fail(err, c, "truncated Avro varint")
+        b = c.pos[0]
+        c.pos += 1
+        if shift == 63 and (b & 0x7E):
+            return fail(err, c, "Avro varint overflows 64 bits")
+        acc |= (<uint64_t>(b & 0x7F)) << shift
+        if not (b & 0x80):
+            break
+        shift += 7
+        if shift > 63:
+            return fail(err, c, "Avro varint overflows 64 bits")
+    out[0] = <int64_t>((acc >> 1) ^ (0 - (acc & 1)))
+    return 0
+
+
+cdef int avro_string(Cur* c, Span* s, Err* err) noexcept nogil:
+    cdef int64_t n
+    cdef Py_ssize_t at = c.pos - c.start
+    if avro_long(c, &n, err) < 0:
+        return -1
+    if n < 0:
+        return fail(err, c, "negative Avro length")
+    if n > c.end - c.pos:
+        return fail(err, c, "Avro length exceeds the bytes left")
+    s.p = c.pos
+    s.n = <Py_ssize_t>n
+    s.off = at
+    s.kind = J_STR
+    s.esc = 0
+    s.ascii = 0
+    s.neg = 0
+    c.pos += n
+    return 0
+
+
+cdef int avro_union(Cur* c, int branches, int64_t* idx, Err* err) noexcept nogil:
+    if avro_long(c, idx, err) < 0:
+        return -1
+    if idx[0] < 0 or idx[0] >= branches:
+        c.pos -= 1
+        return fail(err, c, "Avro union index out of range")
+    return 0

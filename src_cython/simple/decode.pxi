@@ -1,0 +1,1265 @@
+# Simple protocol: DML messages (JSON or the fixed Avro schema) decoded straight into the open
+# protocol's builders.  Control messages (BOOTSTRAP, DDL, WATERMARK), DML whose schema is not
+# registered yet, claim-check rows (when a resolver is set) and TIMESTAMP zones not loaded yet
+# make `run` stop *before* anything of that message is written; the Python front end handles
+# them and calls `run` again.
+
+cdef enum:
+    RUN_OK = 0
+    RUN_STOP = 1
+
+cdef enum:
+    AVRO_MESSAGE_BRANCH = 11
+    AVRO_TYPE_DML = 3
+
+
+cdef struct TablePlan:
+    uint64_t version
+    uint64_t hash
+    Py_ssize_t db_off, db_len, tbl_off, tbl_len    # into SimplePlan.keys
+    int ncols
+    int* type_code
+    uint32_t* flags
+    int* elem_first          # per column: index of its first element in elem_off, -1 if none
+    int* elem_count
+    Py_ssize_t* name_off     # ncols + 1 offsets into names
+    uint64_t* name_hash
+    int* slot                # open addressing over names -> column index
+    int slot_cap
+    Buf names
+
+
+cdef struct DmlInfo:
+    Span database
+    Span table
+    Span type
+    Span ccl
+    Span data_span
+    Span old_span
+    uint64_t table_id
+    uint64_t commit_ts
+    uint64_t build_ts
+    uint64_t schema_version
+    int64_t ck_version
+    uint64_t ck_current
+    uint64_t ck_previous
+    int has_data, has_old, has_version, has_table_id, has_build_ts, has_commit_ts
+    int hko
+    int has_ck
+    int ck_corrupted
+    int op
+    int plan
+
+
+cdef void _free_table_plan(TablePlan* p) noexcept nogil:
+    free(p.type_code)
+    free(p.flags)
+    free(p.elem_first)
+    free(p.elem_count)
+    free(p.name_off)
+    free(p.name_hash)
+    free(p.slot)
+    buf_free(&p.names)
+
+
+cdef class SimplePlan(OpenPlan):
+    cdef int avro
+    cdef public bint stop_on_claim_check
+    cdef TablePlan* plans
+    cdef int nplans
+    cdef int plans_cap
+    cdef Buf keys                # database/table bytes of every plan
+    cdef Buf elems               # enum/set element names
+    cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
+    cdef Buf avro_scratch        # text forms of Avro values, reserved per message
+    # zones named by TIMESTAMP values
+    cdef list zone_names
+    cdef Buf zone_keys
+    cdef Py_ssize_t* zone_key_off
+    cdef int64_t** zone_bounds
+    cdef int64_t** zone_offsets
+    cdef Py_ssize_t* zone_n
+    cdef int nzones
+    cdef public object pending_zone
+    # extra output columns
+    cdef VarCol c_ddl_type2
+    cdef VarCol c_table_schema
+    cdef FixCol c_schema_version
+    cdef FixCol c_table_id
+    cdef FixCol c_build_ts
+    cdef FixCol c_ck_version
+    cdef FixCol c_ck_corrupted
+    cdef FixCol c_ck_current
+    cdef FixCol c_ck_previous
+    cdef FixCol c_undecodable
+    cdef VarCol c_raw
+    cdef object fields
+    cdef list _values_ref
+    cdef const uint8_t** vptr
+    cdef Py_ssize_t* vlen
+    cdef Py_ssize_t vcap
+    cdef int started
+    cdef int cur_plan
+    cdef object _targets
+    cdef const char* schema_name_ptr
+    cdef const char* table_name_ptr
+    cdef Py_ssize_t schema_name_len
+    cdef Py_ssize_t table_name_len
+
+    def __cinit__(self, cfg):
+        self.avro = cfg.encoding == "avro"
+        self.stop_on_claim_check = False
+        self.zone_names = []
+        self.pending_zone = None
+        self.started = 0
+        self._values_ref = None
+        self._targets = cfg.targets or ()
+        self.schema_name_ptr = self.schema_name
+        self.schema_name_len = len(self.schema_name)
+        self.table_name_ptr = self.table_name
+        self.table_name_len = len(self.table_name)
+
+    def __dealloc__(self):
+        cdef int i
+        self._free_simple_outputs()
+        for i in range(self.nplans):
+            _free_table_plan(&self.plans[i])
+        free(self.plans)
+        buf_free(&self.keys)
+        buf_free(&self.elems)
+        buf_free(&self.elem_off_buf)
+        buf_free(&self.avro_scratch)
+        buf_free(&self.zone_keys)
+        for i in range(self.nzones):
+            free(self.zone_bounds[i])
+            free(self.zone_offsets[i])
+        free(self.zone_key_off)
+        free(self.zone_bounds)
+        free(self.zone_offsets)
+        free(self.zone_n)
+        free(self.vptr)
+        free(self.vlen)
+
+    # ------------------------------------------------------------------ plans
+    def register(self, ts):
+        """Compile a TableSchema once; DML of (database, table, version) then decodes in C."""
+        cdef TablePlan* p
+        cdef int k, j, ncols = len(ts.columns)
+        cdef bytes name, db = ts.database.encode(), tb = ts.table.encode()
+        cdef Py_ssize_t s
+        cdef int64_t off
+        for k in range(self.nplans):
+            p = &self.plans[k]
+            if p.version == <uint64_t>ts.version and p.db_len == len(db) and p.tbl_len == len(tb) \
+                    and memcmp(self.keys.data + p.db_off, <const char*>db, len(db)) == 0 \
+                    and memcmp(self.keys.data + p.tbl_off, <const char*>tb, len(tb)) == 0:
+                return   # schemas are immutable per version
+        if self.nplans == self.plans_cap:
+            self.plans_cap = self.plans_cap * 2 + 8
+            p = <TablePlan*>realloc(self.plans, self.plans_cap * sizeof(TablePlan))
+            if p == NULL:
+                raise MemoryError()
+            self.plans = p
+        p = &self.plans[self.nplans]
+        memset(p, 0, sizeof(TablePlan))
+        p.version = <uint64_t>ts.version
+        p.db_off = self.keys.len
+        p.db_len = len(db)
+        buf_append(&self.keys, <const char*>db, len(db))
+        p.tbl_off = self.keys.len
+        p.tbl_len = len(tb)
+        if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
+            raise MemoryError()
+        p.hash = _plan_hash(<const uint8_t*><const char*>db, len(db), <const uint8_t*><const char*>tb,
+                            len(tb), p.version)
+        p.ncols = ncols
+        n = max(ncols, 1)
+        p.type_code = <int*>calloc(n, sizeof(int))
+        p.flags = <uint32_t*>calloc(n, sizeof(uint32_t))
+        p.elem_first = <int*>calloc(n, sizeof(int))
+        p.elem_count = <int*>calloc(n, sizeof(int))
+        p.name_off = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
+        p.name_hash = <uint64_t*>calloc(n, sizeof(uint64_t))
+        p.slot_cap = 16
+        while p.slot_cap < 2 * n:
+            p.slot_cap *= 2
+        p.slot = <int*>malloc(p.slot_cap * sizeof(int))
+        if not (p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot):
+            _free_table_plan(p)
+            raise MemoryError()
+        for k in range(p.slot_cap):
+            p.slot[k] = -1
+        self.nplans += 1
+        for j, col in enumerate(ts.columns):
+            p.type_code[j] = col.type_code
+            p.flags[j] = col.flags
+            name = col.name.encode("utf-8")
+            p.name_off[j] = p.names.len
+            if buf_append(&p.names, <const char*>name, len(name)) < 0:
+                raise MemoryError()
+            p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
+            s = <Py_ssize_t>(p.name_hash[j] & <uint64_t>(p.slot_cap - 1))
+            while p.slot[s] >= 0:
+                s = (s + 1) & (p.slot_cap - 1)
+            p.slot[s] = j
+            p.elem_first[j] = -1
+            if col.elements is not None:
+                p.elem_first[j] = <int>(self.elem_off_buf.len // 8)
+                p.elem_count[j] = len(col.elements)
+                for el in col.elements:
+                    eb = el.encode("utf-8")
+                    off = self.elems.len
+                    buf_append(&self.elem_off_buf, &off, 8)
+                    if buf_append(&self.elems, <const char*>eb, len(eb)) < 0:
+                        raise MemoryError()
+                off = self.elems.len
+                if buf_append(&self.elem_off_buf, &off, 8) < 0:
+                    raise MemoryError()
+        p.name_off[ncols] = p.names.len
+
+    def add_zone(self, name):
+        """Load the transition table of an IANA zone named by TIMESTAMP values."""
+        from ticdc_fast.timezones import local_table
+        bounds, offsets = local_table(name)
+        cdef int z = self.nzones
+        cdef Py_ssize_t k, n = len(bounds)
+        cdef bytes nb = name.encode("utf-8")
+        self.zone_key_off = <Py_ssize_t*>realloc(self.zone_key_off, (z + 2) * sizeof(Py_ssize_t))
+        self.zone_bounds = <int64_t**>realloc(self.zone_bounds, (z + 1) * sizeof(int64_t*))
+        self.zone_offsets = <int64_t**>realloc(self.zone_offsets, (z + 1) * sizeof(int64_t*))
+        self.zone_n = <Py_ssize_t*>realloc(self.zone_n, (z + 1) * sizeof(Py_ssize_t))
+        if not (self.zone_key_off and self.zone_bounds and self.zone_offsets and self.zone_n):
+            raise MemoryError()
+        self.zone_key_off[z] = self.zone_keys.len
+        buf_append(&self.zone_keys, <const char*>nb, len(nb))
+        self.zone_key_off[z + 1] = self.zone_keys.len
+        self.zone_bounds[z] = <int64_t*>malloc(n * sizeof(int64_t))
+        self.zone_offsets[z] = <int64_t*>malloc(n * sizeof(int64_t))
+        if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
+            raise MemoryError()
+        for k in range(n):
+            self.zone_bounds[z][k] = bounds[k]
+            self.zone_offsets[z][k] = offsets[k]
+        self.zone_n[z] = n
+        self.nzones += 1
+        self.zone_names.append(name)
+
+    cdef int _find_plan(self, const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
+                        uint64_t version) noexcept nogil:
+        cdef uint64_t h = _plan_hash(db, dbn, tb, tbn, version)
+        cdef int k
+        cdef TablePlan* p
+        for k in range(self.nplans):
+            p = &self.plans[k]
+            if p.hash == h and p.version == version and p.db_len == dbn and p.tbl_len == tbn \
+                    and memcmp(self.keys.data + p.db_off, db, dbn) == 0 \
+                    and memcmp(self.keys.data + p.tbl_off, tb, tbn) == 0:
+                return k
+        return -1
+
+    cdef int _find_column(self, TablePlan* p, const uint8_t* name, Py_ssize_t n, uint64_t h) noexcept nogil:
+        cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(p.slot_cap - 1))
+        cdef int j
+        while True:
+            j = p.slot[s]
+            if j < 0:
+                return -1
+            if p.name_hash[j] == h and p.name_off[j + 1] - p.name_off[j] == n \
+                    and memcmp(p.names.data + p.name_off[j], name, n) == 0:
+                return j
+            s = (s + 1) & (p.slot_cap - 1)
+
+    cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef int z
+        for z in range(self.nzones):
+            if self.zone_key_off[z + 1] - self.zone_key_off[z] == n \
+                    and memcmp(self.zone_keys.data + self.zone_key_off[z], name, n) == 0:
+                return z
+        return -1
+
+    # ------------------------------------------------------------------ outputs
+    cdef void _free_simple_outputs(self) noexcept nogil:
+        var_free(&self.c_ddl_type2)
+        var_free(&self.c_table_schema)
+        fix_free(&self.c_schema_version)
+        fix_free(&self.c_table_id)
+        fix_free(&self.c_build_ts)
+        fix_free(&self.c_ck_version)
+        fix_free(&self.c_ck_corrupted)
+        fix_free(&self.c_ck_current)
+        fix_free(&self.c_ck_previous)
+        fix_free(&self.c_undecodable)
+        var_free(&self.c_raw)
+
+    cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
+        if self.started:
+            return 0
+        self._free_outputs()
+        self._free_simple_outputs()
+        if (self._init_outputs(rows, hint) < 0 or var_init(&self.c_ddl_type2, rows, 0) < 0
+                or var_init(&self.c_table_schema, rows, 0) < 0 or fix_init(&self.c_schema_version, 8, rows) < 0
+                or fix_init(&self.c_table_id, 8, rows) < 0 or fix_init(&self.c_build_ts, 8, rows) < 0
+                or fix_init(&self.c_ck_version, 4, rows) < 0 or fix_init(&self.c_ck_corrupted, 0, rows) < 0
+                or fix_init(&self.c_ck_current, 8, rows) < 0 or fix_init(&self.c_ck_previous, 8, rows) < 0
+                or fix_init(&self.c_undecodable, 0, rows) < 0 or var_init(&self.c_raw, rows, 0) < 0):
+            raise MemoryError()
+        self.started = 1
+        return 0
+
+    def finish(self, fields):
+        cdef int j, w
+        self._begin(16, 64)
+        by = {}
+        by["_op"] = var_to_array(&self.c_op, pa.string())
+        by["_commit_ts"] = fix_to_array(&self.c_ts, pa.int64())
+        by["_ddl"] = var_to_array(&self.c_ddl, pa.string())
+        by["_handle_key_only"] = fix_to_array(&self.c_hko, pa.bool_())
+        by["_claim_check_location"] = var_to_array(&self.c_ccl, pa.string())
+        by["_ddl_type"] = var_to_array(&self.c_ddl_type2, pa.string())
+        by["_table_schema"] = var_to_array(&self.c_table_schema, pa.string())
+        by["_schema_version"] = fix_to_array(&self.c_schema_version, pa.int64())
+        by["_table_id"] = fix_to_array(&self.c_table_id, pa.int64())
+        by["_build_ts"] = fix_to_array(&self.c_build_ts, pa.int64())
+        by["_checksum_version"] = fix_to_array(&self.c_ck_version, pa.int32())
+        by["_checksum_corrupted"] = fix_to_array(&self.c_ck_corrupted, pa.bool_())
+        by["_checksum_current"] = fix_to_array(&self.c_ck_current, pa.int64())
+        by["_checksum_previous"] = fix_to_array(&self.c_ck_previous, pa.int64())
+        by["_undecodable"] = fix_to_array(&self.c_undecodable, pa.bool_())
+        by["_raw"] = var_to_array(&self.c_raw, pa.binary())
+        if self.typed:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                if w == W_STRING or w == W_BINARY:
+                    by[self.target_names_py[j]] = var_to_array(&self.t_var[j], self.target_types[j])
+                else:
+                    by[self.target_names_py[j]] = fix_to_array(&self.t_fix[j], self.target_types[j])
+        else:
+            by["_schema"] = var_to_array(&self.c_schema, pa.string())
+            by["_table"] = var_to_array(&self.c_table, pa.string())
+            by["after"] = _map_to_array(&self.c_after)
+            by["before"] = _map_to_array(&self.c_before)
+        msg = fix_to_array(&self.c_msg, pa.int32())
+        self._free_outputs()
+        self._free_simple_outputs()
+        self.started = 0
+        self._values_ref = None
+        return [by[f.name] for f in fields], msg
+
+    @property
+    def target_names_py(self):
+        return [t.name for t in self._targets]
+
+    def append_control(self, row):
+        """One control / undecodable row (Python values; rare)."""
+        cdef int j, w
+        cdef int64_t v64
+        cdef int32_t m32
+        self._begin(1024, 1 << 16)
+        op = row["_op"].encode()
+        var_push(&self.c_op, <const char*>op, len(op))
+        v64 = row["_commit_ts"]
+        fix_push(&self.c_ts, &v64)
+        m32 = row["_msg"]
+        fix_push(&self.c_msg, &m32)
+        fix_push_bool(&self.c_hko, 0)
+        _push_py_text(&self.c_ddl, row.get("_ddl"))
+        _push_py_text(&self.c_ccl, None)
+        _push_py_text(&self.c_ddl_type2, row.get("_ddl_type"))
+        _push_py_text(&self.c_table_schema, row.get("_table_schema"))
+        _push_py_int(&self.c_schema_version, row.get("_schema_version"), 8)
+        _push_py_int(&self.c_table_id, row.get("_table_id"), 8)
+        _push_py_int(&self.c_build_ts, row.get("_build_ts"), 8)
+        fix_push_null(&self.c_ck_version)
+        fix_push_null(&self.c_ck_corrupted)
+        fix_push_null(&self.c_ck_current)
+        fix_push_null(&self.c_ck_previous)
+        fix_push_bool(&self.c_undecodable, bool(row.get("_undecodable")))
+        raw = row.get("_raw")
+        if raw is None:
+            var_push_null(&self.c_raw)
+        else:
+            var_push(&self.c_raw, <const char*>raw, len(raw))
+        if self.typed:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                if w == W_STRING or w == W_BINARY:
+                    var_push_null(&self.t_var[j])
+                else:
+                    fix_push_null(&self.t_fix[j])
+        else:
+            _push_py_text(&self.c_schema, row.get("_schema"))
+            _push_py_text(&self.c_table, row.get("_table"))
+            map_close_row(&self.c_after, 0)
+            map_close_row(&self.c_before, 0)
+
+    # ------------------------------------------------------------------ the hot loop
+    def run(self, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        """Decode values[start:] while they are DML with registered schemas; return the index of
+        the first message left to the caller."""
+        cdef Py_ssize_t n = len(values), i, k
+        cdef Err err
+        cdef int rc = 0
+        cdef object v
+        if values is not self._values_ref:
+            if n > self.vcap:
+                free(self.vptr)
+                free(self.vlen)
+                self.vptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
+                self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+                if self.vptr == NULL or self.vlen == NULL:
+                    self.vcap = 0
+                    raise MemoryError()
+                self.vcap = n
+            for k in range(n):
+                v = values[k]
+                self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(v)
+                self.vlen[k] = PyBytes_GET_SIZE(v)
+            self._values_ref = values
+        self._begin(n * 2 + 16, 1 << 16)
+        self.pending_zone = None
+        memset(&err, 0, sizeof(Err))
+        i = start
+        with nogil:
+            while i < n:
+                err.msg = msg_base + i
+                rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, &err)
+                if rc != RUN_OK:
+                    break
+                i += 1
+        if rc < 0:
+            self._values_ref = None
+            if err.failed:
+                raise DecodeError(
+                    err.reason.decode("utf-8", "replace"), err.msg, err.offset,
+                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
+                    "value")
+            raise MemoryError()
+        if rc == RUN_STOP and err.has_column == 2:
+            self.pending_zone = err.column[:err.column_len].decode("utf-8", "replace")
+        return i
+
+    cdef int _message(self, const uint8_t* p, Py_ssize_t n, Py_ssize_t msg, Err* err) noexcept nogil:
+        cdef Cur c
+        cdef DmlInfo d
+        cdef int rc
+        c.start = p
+        c.pos = p
+        c.end = p + n
+        memset(&d, 0, sizeof(DmlInfo))
+        d.plan = -1
+        err.part = PART_VALUE
+        if self.avro:
+            rc = self._avro_dml(&c, &d, err)
+        else:
+            rc = self._json_dml(&c, &d, err)
+        if rc != RUN_OK:
+            return rc
+        return self._emit_dml(&d, msg, err)
+
+    # ---- JSON
+    cdef int _json_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
+        cdef Span name, v
+        cdef int r
+        cdef IntVal iv
+        skip_ws(c)
+        if c.pos >= c.end or c.pos[0] != 123:
+            return RUN_STOP   # not an object: the slow path reports it
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
+                return -1
+            if name.esc:
+                return RUN_STOP  # escaped field names: leave it to the reference parser
+            if _is(&name, b"type", 4):
+                if v.kind != J_STR:
+                    return RUN_STOP
+                d.type = v
+            elif _is(&name, b"database", 8):
+                if v.kind != J_STR:
+                    return RUN_STOP
+                d.database = v
+            elif _is(&name, b"table", 5):
+                if v.kind != J_STR:
+                    return RUN_STOP
+                d.table = v
+            elif _is(&name, b"data", 4):
+                if v.kind == J_OBJ:
+                    d.data_span = v
+                    d.has_data = 1
+                elif v.kind != J_NULL:
+                    return RUN_STOP
+            elif _is(&name, b"old", 3):
+                if v.kind == J_OBJ:
+                    d.old_span = v
+                    d.has_old = 1
+                elif v.kind != J_NULL:
+                    return RUN_STOP
+            elif _is(&name, b"commitTs", 8):
+                if _json_u64(&v, &d.commit_ts) < 0:
+                    return RUN_STOP
+                d.has_commit_ts = 1
+            elif _is(&name, b"schemaVersion", 13):
+                if _json_u64(&v, &d.schema_version) < 0:
+                    return RUN_STOP
+                d.has_version = 1
+            elif _is(&name, b"tableID", 7):
+                if _json_u64(&v, &d.table_id) < 0:
+                    return RUN_STOP
+                d.has_table_id = 1
+            elif _is(&name, b"buildTs", 7):
+                if _json_u64(&v, &d.build_ts) < 0:
+                    return RUN_STOP
+                d.has_build_ts = 1
+            elif _is(&name, b"claimCheckLocation", 18):
+                if v.kind == J_STR:
+                    d.ccl = v
+                elif v.kind != J_NULL:
+                    return RUN_STOP
+            elif _is(&name, b"handleKeyOnly", 13):
+                if v.kind == J_TRUE:
+                    d.hko = 1
+                elif v.kind != J_FALSE and v.kind != J_NULL:
+                    return RUN_STOP
+            elif _is(&name, b"checksum", 8):
+                if v.kind == J_OBJ:
+                    if self._json_checksum(&v, d, err) != 0:
+                        return RUN_STOP
+                elif v.kind != J_NULL:
+                    return RUN_STOP
+            elif _is(&name, b"tableSchema", 11) or _is(&name, b"preTableSchema", 14) or _is(&name, b"sql", 3):
+                return RUN_STOP
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if doc_end(c, err) < 0:
+            return -1
+        if not (d.has_data or d.has_old) or d.database.kind != J_STR or d.table.kind != J_STR \
+                or d.type.kind != J_STR or not d.has_commit_ts or not d.has_version:
+            return RUN_STOP
+        if d.database.esc or d.table.esc:
+            return RUN_STOP
+        if d.type.n == 6 and memcmp(d.type.p, b"INSERT", 6) == 0:
+            d.op = OP_INSERT
+        elif d.type.n == 6 and memcmp(d.type.p, b"UPDATE", 6) == 0:
+            d.op = OP_UPDATE
+        elif d.type.n == 6 and memcmp(d.type.p, b"DELETE", 6) == 0:
+            d.op = OP_DELETE
+        else:
+            return RUN_STOP
+        d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
+        if d.plan < 0:
+            return RUN_STOP
+        if self.stop_on_claim_check and d.ccl.kind == J_STR:
+            return RUN_STOP
+        self.names.len = 0
+        self.images[IMG_U].present = 0
+        self.images[IMG_P].present = 0
+        if d.has_data and self._json_image(&d.data_span, &self.plans[d.plan], &self.images[IMG_U], c, err) != 0:
+            return -1 if err.failed else RUN_STOP
+        if d.has_old and self._json_image(&d.old_span, &self.plans[d.plan], &self.images[IMG_P], c, err) != 0:
+            return -1 if err.failed else RUN_STOP
+        return RUN_OK
+
+    cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
+        cdef Cur c
+        cdef Span name, v
+        cdef int r
+        cdef uint64_t u
+        c.start = s.p - s.off
+        c.pos = s.p
+        c.end = s.p + s.n
+        r = obj_open(&c, err)
+        if r < 0:
+            return -1
+        d.has_ck = 1
+        while r == 0:
+            if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 3, err) < 0:
+                return -1
+            if _is(&name, b"version", 7):
+                if _json_u64(&v, &u) < 0 or u > 2147483647:
+                    return 1
+                d.ck_version = <int64_t>u
+            elif _is(&name, b"corrupted", 9):
+                if v.kind != J_TRUE and v.kind != J_FALSE:
+                    return 1
+                d.ck_corrupted = v.kind == J_TRUE
+            elif _is(&name, b"current", 7):
+                if _json_u64(&v, &d.ck_current) < 0:
+                    return 1
+                d.ck_current &= 0xFFFFFFFFULL
+            elif _is(&name, b"previous", 8):
+                if _json_u64(&v, &d.ck_previous) < 0:
+                    return 1
+                d.ck_previous &= 0xFFFFFFFFULL
+            r = obj_next(&c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        return 0
+
+    cdef int _json_image(self, const Span* s, TablePlan* p, Image* img, Cur* outer, Err* err) noexcept nogil:
+        """Parse a data/old object with the table plan. 0 ok, 1 stop (zone), -1 error."""
+        cdef Cur c
+        cdef Span v, ck
+        cdef int r, r2, j, dup, z
+        cdef ColEntry* e
+        cdef ColEntry* grown
+        c.start = outer.start
+        c.pos = s.p
+        c.end = s.p + s.n
+        img.present = 1
+        img.n = 0
+        self.gen += 1
+        if self.gen == 0:
+            if self.dd_gen != NULL:
+                memset(self.dd_gen, 0, self.dd_cap * sizeof(uint32_t))
+            self.gen = 1
+        r = obj_open(&c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if img.n == img.cap:
+                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
+                if grown == NULL:
+                    return -1
+                img.cols = grown
+                img.cap = img.cap * 2 + 16
+            e = &img.cols[img.n]
+            if obj_key(&c, &e.name, err) < 0:
+                return -1
+            if e.name.esc:
+                e.name_off = self.names.len
+                if json_unescape(e.name.p, e.name.n, &self.names) < 0:
+                    return -1
+                e.name_len = self.names.len - e.name_off
+            else:
+                e.name_off = -1
+                e.name_len = e.name.n
+            e.hash = fnv1a(self._name_ptr(e), e.name_len)
+            j = self._find_column(p, self._name_ptr(e), e.name_len, e.hash)
+            if j < 0:
+                set_column(err, self._name_ptr(e), e.name_len)
+                return fail_at(err, e.name.off, "column is not in the message's schema version")
+            e.col = j
+            e.t = p.type_code[j]
+            e.f = p.flags[j]
+            e.has_t = 1
+            e.loc.kind = J_ABSENT
+            if scan_value(&c, &e.v, 3, err) < 0:
+                return -1
+            if e.v.kind == J_OBJ and e.t == 7:
+                if self._json_timestamp(e, err) != 0:
+                    return -1 if err.failed else 1
+            dup = self._dedupe_slot(img, img.n)
+            if dup < 0:
+                return -1
+            if dup == 0:
+                img.n += 1
+            r = obj_next(&c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        return 0
+
+    cdef int _json_timestamp(self, ColEntry* e, Err* err) noexcept nogil:
+        """{"location":..,"value":..} → e.loc and e.v (the wall-clock string)."""
+        cdef Cur c
+        cdef Span name, v, loc, val
+        cdef int r
+        c.start = e.v.p - e.v.off
+        c.pos = e.v.p
+        c.end = e.v.p + e.v.n
+        loc.kind = J_ABSENT
+        val.kind = J_ABSENT
+        r = obj_open(&c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 4, err) < 0:
+                return -1
+            if _is(&name, b"location", 8):
+                loc = v
+            elif _is(&name, b"value", 5):
+                val = v
+            r = obj_next(&c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if loc.kind != J_STR or val.kind != J_STR or loc.esc or val.esc:
+            set_column(err, self._name_ptr(e), e.name_len)
+            return fail_at(err, e.v.off, "TIMESTAMP value must be {location, value} strings")
+        return self._set_timestamp(e, &loc, &val, err)
+
+    cdef int _set_timestamp(self, ColEntry* e, const Span* loc, const Span* val, Err* err) noexcept nogil:
+        cdef int z = self._find_zone(loc.p, loc.n)
+        if z < 0:
+            # ask the caller to load the zone, then run again from this message
+            err.has_column = 2
+            memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
+            err.column_len = loc.n if loc.n < 255 else 255
+            return 1
+        e.loc = loc[0]
+        e.loc.neg = z   # zone index rides in the span
+        e.v = val[0]
+        return 0
+
+    # ---- Avro
+    cdef int _avro_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
+        cdef int64_t v, idx
+        cdef Span s
+        if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
+            return RUN_STOP
+        c.pos += 1
+        if avro_long(c, &v, err) < 0:
+            return -1
+        if v != AVRO_TYPE_DML:
+            return RUN_STOP
+        if avro_long(c, &idx, err) < 0:
+            return -1
+        if idx != AVRO_TYPE_DML:
+            return RUN_STOP
+        if avro_long(c, &v, err) < 0:                     # version
+            return -1
+        if avro_string(c, &d.database, err) < 0 or avro_string(c, &d.table, err) < 0:
+            return -1
+        if avro_long(c, &v, err) < 0:
+            return -1
+        d.table_id = <uint64_t>v
+        d.has_table_id = 1
+        if avro_long(c, &v, err) < 0:
+            return -1
+        if v < 0 or v > 2:
+            return RUN_STOP
+        d.op = <int>v
+        if avro_long(c, &v, err) < 0:
+            return -1
+        d.commit_ts = <uint64_t>v
+        d.has_commit_ts = 1
+        if avro_long(c, &v, err) < 0:
+            return -1
+        d.build_ts = <uint64_t>v
+        d.has_build_ts = 1
+        if avro_long(c, &v, err) < 0:
+            return -1
+        d.schema_version = <uint64_t>v
+        d.has_version = 1
+        d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
+        if d.plan < 0:
+            return RUN_STOP
+        if avro_union(c, 2, &idx, err) < 0:                  # claimCheckLocation
+            return -1
+        if idx == 1 and avro_string(c, &d.ccl, err) < 0:
+            return -1
+        if avro_union(c, 2, &idx, err) < 0:                  # handleKeyOnly
+            return -1
+        if idx == 1:
+            if c.pos >= c.end:
+                return fail(err, c, "truncated Avro boolean")
+            if c.pos[0] > 1:
+                return fail(err, c, "invalid Avro boolean")
+            d.hko = c.pos[0]
+            c.pos += 1
+        if avro_union(c, 2, &idx, err) < 0:                  # checksum
+            return -1
+        if idx == 1:
+            d.has_ck = 1
+            if avro_long(c, &v, err) < 0:
+                return -1
+            d.ck_version = v
+            if c.pos >= c.end:
+                return fail(err, c, "truncated Avro boolean")
+            if c.pos[0] > 1:
+                return fail(err, c, "invalid Avro boolean")
+            d.ck_corrupted = c.pos[0]
+            c.pos += 1
+            if avro_long(c, &v, err) < 0:
+                return -1
+            d.ck_current = <uint64_t>v & 0xFFFFFFFFULL
+            if avro_long(c, &v, err) < 0:
+                return -1
+            d.ck_previous = <uint64_t>v & 0xFFFFFFFFULL
+        if self.stop_on_claim_check and d.ccl.kind == J_STR:
+            return RUN_STOP
+        self.names.len = 0
+        self.images[IMG_U].present = 0
+        self.images[IMG_P].present = 0
+        # Text forms of Avro values go to a scratch buffer that may move while the message is
+        # read: spans hold scratch offsets (neg == 2) until the message is done.
+        self.avro_scratch.len = 0
+        for k in range(2):
+            if avro_union(c, 2, &idx, err) < 0:
+                return -1
+            if idx == 1:
+                if k == 0:
+                    d.has_data = 1
+                else:
+                    d.has_old = 1
+                rc = self._avro_map(c, &self.plans[d.plan], &self.images[IMG_U if k == 0 else IMG_P], err)
+                if rc != 0:
+                    return rc
+        if c.pos != c.end:
+            return fail(err, c, "trailing bytes after the Avro message")
+        if not (d.has_data or d.has_old):
+            return fail(err, c, "DML without data or old")
+        for k in range(2):
+            _fix_scratch_spans(&self.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
+        return RUN_OK
+
+    cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, Err* err) noexcept nogil:
+        cdef int64_t count, size, idx, lv
+        cdef int j, dup, rc
+        cdef ColEntry* e
+        cdef ColEntry* grown
+        cdef Span loc, val
+        cdef float f32
+        cdef double f64
+        cdef char* out
+        cdef Py_ssize_t start
+        cdef int tn
+        cdef IntVal iv
+        cdef char digits[24]
+        cdef int nd, e10
+        img.present = 1
+        img.n = 0
+        self.gen += 1
+        if self.gen == 0:
+            if self.dd_gen != NULL:
+                memset(self.dd_gen, 0, self.dd_cap * sizeof(uint32_t))
+            self.gen = 1
+        while True:
+            if avro_long(c, &count, err) < 0:
+                return -1
+            if count == 0:
+                break
+            if count < 0:
+                if count == INT64_MIN_ or avro_long(c, &size, err) < 0:
+                    return fail(err, c, "invalid Avro map block") if not err.failed else -1
+                count = -count
+            if count > c.end - c.pos:
+                return fail(err, c, "Avro map block count exceeds the bytes left")
+            while count > 0:
+                count -= 1
+                if img.n == img.cap:
+                    grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
+                    if grown == NULL:
+                        return -1
+                    img.cols = grown
+                    img.cap = img.cap * 2 + 16
+                e = &img.cols[img.n]
+                if avro_string(c, &e.name, err) < 0:
+                    return -1
+                e.name_off = -1
+                e.name_len = e.name.n
+                e.hash = fnv1a(e.name.p, e.name.n)
+                j = self._find_column(p, e.name.p, e.name.n, e.hash)
+                if j < 0:
+                    set_column(err, e.name.p, e.name.n)
+                    return fail_at(err, e.name.off, "column is not in the message's schema version")
+                e.col = j
+                e.t = p.type_code[j]
+                e.f = p.flags[j]
+                e.has_t = 1
+                e.loc.kind = J_ABSENT
+                e.v.off = c.pos - c.start
+                e.v.esc = 0
+                e.v.ascii = 1
+                if avro_union(c, 8, &idx, err) < 0:
+                    set_column(err, e.name.p, e.name.n)
+                    return -1
+                if buf_reserve(&self.avro_scratch, 400) < 0:
+                    return -1
+                start = self.avro_scratch.len
+                out = <char*>(self.avro_scratch.data + start)
+                if idx == 0:
+                    e.v.kind = J_NULL
+                elif idx == 1 or idx == 7:        # long, UnsignedBigint{value: long}
+                    if avro_long(c, &lv, err) < 0:
+                        return -1
+                    iv.neg = 0
+                    if idx == 7 or e.t == 16 or e.t == 248 or (e.t == 8 and (e.f & FLAG_UNSIGNED)):
+                        iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
+                    elif lv < 0:
+                        iv.neg = 1
+                        iv.mag = <uint64_t>(-(lv + 1)) + 1
+                    else:
+                        iv.mag = <uint64_t>lv
+                    tn = int_to_text(&iv, out)
+                    _span_scratch(&e.v, start, tn)
+                    self.avro_scratch.len += tn
+                elif idx == 2 or idx == 3:        # float, double
+                    if idx == 2:
+                        if c.end - c.pos < 4:
+                            return fail(err, c, "truncated Avro float")
+                        memcpy(&f32, c.pos, 4)
+                        c.pos += 4
+                        f64 = f32
+                    else:
+                        if c.end - c.pos < 8:
+                            return fail(err, c, "truncated Avro double")
+                        memcpy(&f64, c.pos, 8)
+                        c.pos += 8
+                    if isinf(f64) or isnan(f64):
+                        set_column(err, e.name.p, e.name.n)
+                        return fail_at(err, e.v.off, "NaN or infinite float")
+                    tn = _plain_float(f64, 32 if (idx == 2 or e.t == 4) else 64, out)
+                    _span_scratch(&e.v, start, tn)
+                    self.avro_scratch.len += tn
+                elif idx == 4:                    # string
+                    if avro_string(c, &e.v, err) < 0:
+                        return -1
+                    e.v.ascii = 0                 # raw Avro text: UTF-8 is checked when used
+                elif idx == 5:                    # bytes → base64 text, as the JSON encoding sends
+                    if avro_string(c, &val, err) < 0:
+                        return -1
+                    if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
+                        return -1
+                    _span_scratch(&e.v, start, self.avro_scratch.len - start)
+                else:                             # Timestamp{location, value}
+                    if avro_string(c, &loc, err) < 0 or avro_string(c, &val, err) < 0:
+                        return -1
+                    val.ascii = 0
+                    rc = self._set_timestamp(e, &loc, &val, err)
+                    if rc != 0:
+                        return rc
+                dup = self._dedupe_slot(img, img.n)
+                if dup < 0:
+                    return -1
+                if dup == 0:
+                    img.n += 1
+        return 0
+
+    # ---- one DML row
+    cdef int _emit_dml(self, DmlInfo* d, Py_ssize_t msg, Err* err) noexcept nogil:
+        cdef Image* a = NULL
+        cdef Image* b = NULL
+        cdef int32_t m32
+        cdef int64_t v64
+        cdef int32_t ck32
+        cdef TablePlan* p = &self.plans[d.plan]
+        self.cur_plan = d.plan
+        if d.op == OP_INSERT:
+            if not d.has_data:
+                return fail_at(err, 0, "INSERT without the image it needs")
+            a = &self.images[IMG_U]
+        elif d.op == OP_UPDATE:
+            if not (d.has_data and d.has_old):
+                return fail_at(err, 0, "UPDATE without the image it needs")
+            a = &self.images[IMG_U]
+            b = &self.images[IMG_P]
+        else:
+            if not d.has_old:
+                return fail_at(err, 0, "DELETE without the image it needs")
+            b = &self.images[IMG_P]
+        if d.commit_ts > 9223372036854775807ULL:
+            return fail_at(err, 0, "commitTs out of int64 range")
+        if self.typed:
+            if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
+                    and memcmp(self.keys.data + p.db_off, self.schema_name_ptr, p.db_len) == 0
+                    and memcmp(self.keys.data + p.tbl_off, self.table_name_ptr, p.tbl_len) == 0):
+                return RUN_OK
+        if var_push(&self.c_op, OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&self.c_ts, &d.commit_ts) < 0:
+            return -1
+        m32 = <int32_t>msg
+        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, d.hko and d.ccl.kind != J_STR) < 0:
+            return -1
+        if var_push_null(&self.c_ddl) < 0 or var_push_null(&self.c_ddl_type2) < 0 \
+                or var_push_null(&self.c_table_schema) < 0 or var_push_null(&self.c_raw) < 0:
+            return -1
+        if self._push_text(&self.c_ccl, &d.ccl, err) < 0:
+            return -1
+        if fix_push(&self.c_schema_version, &d.schema_version) < 0 \
+                or _push_opt(&self.c_table_id, &d.table_id, d.has_table_id) < 0 \
+                or _push_opt(&self.c_build_ts, &d.build_ts, d.has_build_ts) < 0 \
+                or fix_push_bool(&self.c_undecodable, 0) < 0:
+            return -1
+        if d.has_ck:
+            ck32 = <int32_t>d.ck_version
+            if fix_push(&self.c_ck_version, &ck32) < 0 or fix_push_bool(&self.c_ck_corrupted, d.ck_corrupted) < 0 \
+                    or fix_push(&self.c_ck_current, &d.ck_current) < 0 or fix_push(&self.c_ck_previous, &d.ck_previous) < 0:
+                return -1
+        elif fix_push_null(&self.c_ck_version) < 0 or fix_push_null(&self.c_ck_corrupted) < 0 \
+                or fix_push_null(&self.c_ck_current) < 0 or fix_push_null(&self.c_ck_previous) < 0:
+            return -1
+        if self.typed:
+            return self._emit_typed(a if a != NULL else b, NULL, err)
+        if var_push(&self.c_schema, self.keys.data + p.db_off, p.db_len) < 0 \
+                or var_push(&self.c_table, self.keys.data + p.tbl_off, p.tbl_len) < 0:
+            return -1
+        if self._emit_map(&self.c_after, a, err) < 0 or self._emit_map(&self.c_before, b, err) < 0:
+            return -1
+        return 0
+
+    # ---- simple-protocol value rules on top of the open ones
+    cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        cdef int kind = TYPE_KIND[e.t]
+        cdef const Span* s = &e.v
+        cdef IntVal iv
+        cdef int64_t lo, wall
+        cdef uint64_t hi
+        cdef char txt[400]
+        cdef int n, r
+        cdef double x
+        cdef const uint8_t* p
+        cdef Py_ssize_t ln
+        cdef const char* why = NULL
+        if s.kind == J_NULL or s.kind == J_ABSENT:
+            return _close(out, 0, err)
+        if e.loc.kind == J_STR:
+            return self._utc_text(e, out, err)
+        if s.kind != J_STR:
+            return fail_at(err, s.off, "expected a string value")
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            if self._str_bytes(s, &p, &ln, err) < 0:
+                return -1
+            int_range(e.t, e.f, &lo, &hi)
+            r = parse_int_text(p, ln, &iv)
+            if r == -1:
+                return fail_at(err, s.off, "invalid integer")
+            if r < 0 or not int_in_range(&iv, lo, hi):
+                return fail_at(err, s.off, "integer out of range")
+            n = int_to_text(&iv, txt)
+            if buf_append(&out.data, txt, n) < 0:
+                return -1
+            return _close(out, 1, err)
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if self._str_bytes(s, &p, &ln, err) < 0:
+                return -1
+            if json_number_syntax(p, ln) < 0:
+                return fail_at(err, s.off, "invalid number")
+            n = format_shortest(p, ln, 0, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.numtmp, 1)
+            if n < 0:
+                return fail_at(err, s.off, "number out of range")
+            if buf_append(&out.data, txt, n) < 0:
+                return -1
+            return _close(out, 1, err)
+        return OpenPlan._render(self, e, out, err)
+
+    cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        cdef const char* why = NULL
+        cdef int64_t wall, utc, days, secs, frac, rem
+        cdef int z = e.loc.neg, y, m, d, fd = 0, k
+        cdef char txt[48]
+        cdef int n
+        cdef Py_ssize_t i
+        if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
+            if e.v.n >= 10 and memcmp(e.v.p, b"0000-00-00", 10) == 0 and utf8_valid(e.v.p, e.v.n):
+                if buf_append(&out.data, e.v.p, e.v.n) < 0:
+                    return -1
+                return _close(out, 1, err)
+            return fail_at(err, e.v.off, why)
+        utc = wall - _zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
+        days = utc // DAY_US          # C division truncates: make it floor
+        rem = utc - days * DAY_US
+        if rem < 0:
+            days -= 1
+            rem += DAY_US
+        secs = rem // 1000000
+        frac = rem % 1000000
+        _civil_from_days(days, &y, &m, &d)
+        for i in range(e.v.n):
+            if e.v.p[i] == 46:
+                fd = <int>(e.v.n - i - 1)
+                break
+        n = snprintf(txt, 48, "%04d-%02d-%02d %02d:%02d:%02d", y, m, d, <int>(secs // 3600),
+                     <int>(secs // 60 % 60), <int>(secs % 60))
+        if fd > 0:
+            n += snprintf(txt + n, 48 - n, ".%06lld", <long long>frac)
+            n -= 6 - fd
+        txt[n] = 90
+        n += 1
+        if buf_append(&out.data, txt, n) < 0:
+            return -1
+        return _close(out, 1, err)
+
+    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
+        cdef int w = self.writers[j]
+        cdef int kind = TYPE_KIND[e.t]
+        cdef const char* why = NULL
+        cdef int64_t wall, utc, lo
+        cdef uint64_t hi
+        cdef IntVal iv
+        cdef TablePlan* p
+        cdef int r, first, cnt, b, wrote
+        cdef const uint8_t* sp
+        cdef Py_ssize_t sn
+        cdef int64_t* eo
+        cdef double x
+        cdef float f
+        if e.loc.kind == J_STR:
+            if w == W_STRING:
+                return self._utc_text(e, &self.t_var[j], err)
+            if w != W_TIMESTAMP:
+                return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
+            if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            utc = wall - _zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
+                                      self.zone_n[e.loc.neg], wall)
+            if fix_push(&self.t_fix[j], &utc) < 0:
+                return -1
+            return 0
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "expected a string value")
+        if w == W_STRING and (e.t == 247 or e.t == 248):
+            first = self._cur_elem_first(e)
+            if first >= 0:
+                cnt = self._cur_elem_count(e)
+                if self._str_bytes(&e.v, &sp, &sn, err) < 0:
+                    return -1
+                int_range(e.t, e.f, &lo, &hi)
+                r = parse_int_text(sp, sn, &iv)
+                if r != 0 or not int_in_range(&iv, lo, hi):
+                    return fail_at(err, e.v.off, "invalid ENUM/SET value")
+                eo = <int64_t*>self.elem_off_buf.data
+                if e.t == 247:
+                    if iv.mag > <uint64_t>cnt:
+                        return fail_at(err, e.v.off, "ENUM index beyond its elements")
+                    if iv.mag > 0 and buf_append(&self.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
+                                                 eo[first + iv.mag] - eo[first + iv.mag - 1]) < 0:
+                        return -1
+                else:
+                    if cnt < 64 and (iv.mag >> cnt) != 0:
+                        return fail_at(err, e.v.off, "SET bitmask beyond its elements")
+                    wrote = 0
+                    for b in range(cnt):
+                        if (iv.mag >> b) & 1:
+                            if wrote and buf_push_byte(&self.t_var[j].data, 44) < 0:
+                                return -1
+                            if buf_append(&self.t_var[j].data, self.elems.data + eo[first + b],
+                                          eo[first + b + 1] - eo[first + b]) < 0:
+                                return -1
+                            wrote = 1
+                return _close(&self.t_var[j], 1, err)
+        if w == W_STRING:
+            return self._render(e, &self.t_var[j], err)
+        if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
+            if self._str_bytes(&e.v, &sp, &sn, err) < 0:
+                return -1
+            if json_number_syntax(sp, sn) < 0:
+                return fail_at(err, e.v.off, "invalid number")
+            if parse_double(sp, sn, &x, &self.numtmp) < 0:
+                return fail_at(err, e.v.off, "number out of range")
+            if kind == K_FLOAT32:
+                if to_float32(x, &f) < 0:
+                    return fail_at(err, e.v.off, "number out of range")
+                x = f
+            if w == W_FLOAT32:
+                f = <float>x
+                if isinf(f) or <double>f != x:
+                    return fail_at(err, e.v.off, "value not exact as float32")
+                if fix_push(&self.t_fix[j], &f) < 0:
+                    return -1
+                return 0
+            if fix_push(&self.t_fix[j], &x) < 0:
+                return -1
+            return 0
+        return OpenPlan._convert(self, e, j, err)
+
+    cdef int _cur_elem_first(self, const ColEntry* e) noexcept nogil:
+        return self.plans[self.cur_plan].elem_first[e.col]
+
+    cdef int _cur_elem_count(self, const ColEntry* e) noexcept nogil:
+        return self.plans[self.cur_plan].elem_count[e.col]
+
+
+cdef extern from "Python.h":
+    char* PyBytes_AS_STRING(object)
+    Py_ssize_t PyBytes_GET_SIZE(object)
+
+cdef int64_t INT64_MIN_ = -9223372036854775807LL - 1
+cdef int64_t DAY_US = 86400000000LL
+
+
+cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
+    return k.n == n and memcmp(k.p, lit, n) == 0
+
+
+cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
+                                uint64_t version) noexcept nogil:
+    return (fnv1a(db, dbn) * 31) ^ fnv1a(tb, tbn) ^ (version * 0x9E3779B97F4A7C15ULL)
+
+
+cdef int _json_u64(const Span* v, uint64_t* out) noexcept nogil:
+    cdef IntVal iv
+    if v.kind != J_INT or parse_int_text(v.p, v.n, &iv) != 0 or iv.neg:
+        return -1
+    out[0] = iv.mag
+    return 0
+
+
+cdef inline void _span_scratch(Span* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
+    s.p = <const uint8_t*><uintptr_t>start   # an offset until _fix_scratch_spans
+    s.n = n
+    s.kind = J_STR
+    s.esc = 0
+    s.ascii = 1
+    s.neg = 2
+
+
+cdef void _fix_scratch_spans(Image* img, const uint8_t* base) noexcept nogil:
+    cdef Py_ssize_t k
+    if not img.present:
+        return
+    for k in range(img.n):
+        if img.cols[k].v.neg == 2:
+            img.cols[k].v.p = base + <uintptr_t>img.cols[k].v.p
+            img.cols[k].v.neg = 0
+
+
+cdef int _plain_float(double x, int bits, char* out) noexcept nogil:
+    cdef char digits[24]
+    cdef int nd, e10
+    if x == 0:
+        if signbit(x):
+            out[0] = 45
+            out[1] = 48
+            return 2
+        out[0] = 48
+        return 1
+    shortest_from_value(x, bits, digits, &nd, &e10)
+    return plain_format_digits(digits, nd, e10, x < 0, out)
+
+
+cdef inline int64_t _zone_offset(const int64_t* bounds, const int64_t* offsets, Py_ssize_t n,
+                                 int64_t wall) noexcept nogil:
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if bounds[mid] <= wall:
+            lo = mid
+        else:
+            hi = mid
+    return offsets[lo]
+
+
+cdef void _civil_from_days(int64_t days, int* y, int* m, int* d) noexcept nogil:
+    cdef int64_t z = days + 719468, era, doe, yoe, yy, doy, mp
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    yy = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d[0] = <int>(doy - (153 * mp + 2) // 5 + 1)
+    m[0] = <int>(mp + 3 if mp < 10 else mp - 9)
+    y[0] = <int>(yy + (1 if m[0] <= 2 else 0))
+
+
+cdef void _push_py_text(VarCol* col, object v):
+    cdef bytes b
+    if v is None:
+        var_push_null(col)
+    else:
+        b = v.encode("utf-8")
+        var_push(col, <const char*>b, len(b))
+
+
+cdef void _push_py_int(FixCol* col, object v, int width):
+    cdef int64_t x
+    if v is None:
+        fix_push_null(col)
+    else:
+        x = v
+        fix_push(col, &x)
