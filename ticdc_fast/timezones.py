@@ -19,9 +19,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 _EPOCH = _dt.datetime(1970, 1, 1)
 _US = 1_000_000
 _OFFSET_RE = re.compile(r"^([+-])(\d{2}):(\d{2})$")
-# Probe range: TiDB TIMESTAMP covers 1970..2038; go wider so DATETIME-as-TIMESTAMP casts hold too.
-_PROBE_FIRST_YEAR = 1900
-_PROBE_LAST_YEAR = 2100
+# Probe range: TiDB TIMESTAMP values lie in 1970..2038 (UTC); outside it the nearest offset holds.
+_PROBE_FIRST_YEAR = 1969
+_PROBE_LAST_YEAR = 2040
 
 
 @functools.lru_cache(maxsize=64)
@@ -56,7 +56,7 @@ def local_table(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return ((-(1 << 63),), (int(zone.utcoffset(None).total_seconds() * _US),))
     start = int((_dt.datetime(_PROBE_FIRST_YEAR, 1, 1) - _EPOCH).total_seconds())
     stop = int((_dt.datetime(_PROBE_LAST_YEAR, 1, 1) - _EPOCH).total_seconds())
-    step = 6 * 3600
+    step = 24 * 3600  # no zone has changed offset twice within a day
     transitions = []  # (utc_second, offset_before, offset_after)
     prev = _offset_us_at_utc(zone, start)
     t = start
