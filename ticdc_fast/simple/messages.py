@@ -127,7 +127,8 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
         m.schema_version = payload["schemaVersion"] & 0xFFFFFFFFFFFFFFFF
         m.claim_check_location = payload.get("claimCheckLocation")
         m.handle_key_only = bool(payload.get("handleKeyOnly"))
-        m.checksum = payload.get("checksum")
+        ck = payload.get("checksum")
+        m.checksum = ck[1] if isinstance(ck, tuple) else ck
         for src, attr in (("data", "data"), ("old", "old")):
             img = payload.get(src)
             setattr(m, attr, None if img is None else {k: _avro_value(v) for k, v in img.items()})
