@@ -2,6 +2,8 @@
 # union indexes, each bounds-checked against the value being read.
 
 cdef int avro_long(Cur* c, int64_t* out, Err* err) noexcept nogil:
+    """Zig-zag varint.  Overlong encodings whose extra groups are zero are accepted (as fastavro
+    does); a value that needs more than 64 bits is an error."""
     cdef uint64_t acc = 0
     cdef int shift = 0
     cdef uint8_t b
@@ -10,14 +12,17 @@ cdef int avro_long(Cur* c, int64_t* out, Err* err) noexcept nogil:
             return fail(err, c, "truncated Avro varint")
         b = c.pos[0]
         c.pos += 1
-        if shift == 63 and (b & 0x7E):
+        if shift < 63:
+            acc |= (<uint64_t>(b & 0x7F)) << shift
+        elif shift == 63:
+            if b & 0x7E:
+                return fail(err, c, "Avro varint overflows 64 bits")
+            acc |= (<uint64_t>(b & 0x01)) << 63
+        elif b & 0x7F:
             return fail(err, c, "Avro varint overflows 64 bits")
-        acc |= (<uint64_t>(b & 0x7F)) << shift
         if not (b & 0x80):
             break
         shift += 7
-        if shift > 63:
-            return fail(err, c, "Avro varint overflows 64 bits")
     out[0] = <int64_t>((acc >> 1) ^ (0 - (acc & 1)))
     return 0
 

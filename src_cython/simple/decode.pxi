@@ -451,6 +451,9 @@ cdef class SimplePlan(OpenPlan):
         if self.avro:
             rc = self._avro_dml(&c, &d, err)
         else:
+            # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
+            if not utf8_valid(p, n):
+                return fail_at(err, 0, "malformed JSON: invalid UTF-8")
             rc = self._json_dml(&c, &d, err)
         if rc != RUN_OK:
             return rc
@@ -470,65 +473,63 @@ cdef class SimplePlan(OpenPlan):
         while r == 0:
             if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
                 return -1
-            if name.esc:
-                return RUN_STOP  # escaped field names: leave it to the reference parser
-            if _is(&name, b"type", 4):
+            if key_is(&name, b"type", 4):
                 if v.kind != J_STR:
                     return RUN_STOP
                 d.type = v
-            elif _is(&name, b"database", 8):
+            elif key_is(&name, b"database", 8):
                 if v.kind != J_STR:
                     return RUN_STOP
                 d.database = v
-            elif _is(&name, b"table", 5):
+            elif key_is(&name, b"table", 5):
                 if v.kind != J_STR:
                     return RUN_STOP
                 d.table = v
-            elif _is(&name, b"data", 4):
+            elif key_is(&name, b"data", 4):
                 if v.kind == J_OBJ:
                     d.data_span = v
                     d.has_data = 1
                 elif v.kind != J_NULL:
                     return RUN_STOP
-            elif _is(&name, b"old", 3):
+            elif key_is(&name, b"old", 3):
                 if v.kind == J_OBJ:
                     d.old_span = v
                     d.has_old = 1
                 elif v.kind != J_NULL:
                     return RUN_STOP
-            elif _is(&name, b"commitTs", 8):
+            elif key_is(&name, b"commitTs", 8):
                 if _json_u64(&v, &d.commit_ts) < 0:
                     return RUN_STOP
                 d.has_commit_ts = 1
-            elif _is(&name, b"schemaVersion", 13):
+            elif key_is(&name, b"schemaVersion", 13):
                 if _json_u64(&v, &d.schema_version) < 0:
                     return RUN_STOP
                 d.has_version = 1
-            elif _is(&name, b"tableID", 7):
+            elif key_is(&name, b"tableID", 7):
                 if _json_u64(&v, &d.table_id) < 0:
                     return RUN_STOP
                 d.has_table_id = 1
-            elif _is(&name, b"buildTs", 7):
+            elif key_is(&name, b"buildTs", 7):
                 if _json_u64(&v, &d.build_ts) < 0:
                     return RUN_STOP
                 d.has_build_ts = 1
-            elif _is(&name, b"claimCheckLocation", 18):
+            elif key_is(&name, b"claimCheckLocation", 18):
                 if v.kind == J_STR:
                     d.ccl = v
                 elif v.kind != J_NULL:
                     return RUN_STOP
-            elif _is(&name, b"handleKeyOnly", 13):
+            elif key_is(&name, b"handleKeyOnly", 13):
                 if v.kind == J_TRUE:
                     d.hko = 1
                 elif v.kind != J_FALSE and v.kind != J_NULL:
                     return RUN_STOP
-            elif _is(&name, b"checksum", 8):
+            elif key_is(&name, b"checksum", 8):
                 if v.kind == J_OBJ:
                     if self._json_checksum(&v, d, err) != 0:
                         return RUN_STOP
                 elif v.kind != J_NULL:
                     return RUN_STOP
-            elif _is(&name, b"tableSchema", 11) or _is(&name, b"preTableSchema", 14) or _is(&name, b"sql", 3):
+            elif key_is(&name, b"tableSchema", 11) or key_is(&name, b"preTableSchema", 14) or key_is(&name, b"sql", 3):
                 return RUN_STOP
             r = obj_next(c, err)
             if r < 0:
@@ -539,8 +540,6 @@ cdef class SimplePlan(OpenPlan):
         if not (d.has_data or d.has_old) or d.database.kind != J_STR or d.table.kind != J_STR \
                 or d.type.kind != J_STR or not d.has_commit_ts or not d.has_version:
             return RUN_STOP
-        if d.database.esc or d.table.esc:
-            return RUN_STOP
         if d.type.n == 6 and memcmp(d.type.p, b"INSERT", 6) == 0:
             d.op = OP_INSERT
         elif d.type.n == 6 and memcmp(d.type.p, b"UPDATE", 6) == 0:
@@ -549,18 +548,30 @@ cdef class SimplePlan(OpenPlan):
             d.op = OP_DELETE
         else:
             return RUN_STOP
-        d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
+        if d.database.esc or d.table.esc:
+            self.tmp.len = 0
+            self.tmp2.len = 0
+            if json_unescape(d.database.p, d.database.n, &self.tmp) < 0 \
+                    or json_unescape(d.table.p, d.table.n, &self.tmp2) < 0:
+                return -1
+            d.plan = self._find_plan(self.tmp.data, self.tmp.len, self.tmp2.data, self.tmp2.len,
+                                     d.schema_version)
+        else:
+            d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
         if d.plan < 0:
             return RUN_STOP
         if self.stop_on_claim_check and d.ccl.kind == J_STR:
             return RUN_STOP
         self.names.len = 0
+        self.avro_scratch.len = 0
         self.images[IMG_U].present = 0
         self.images[IMG_P].present = 0
         if d.has_data and self._json_image(&d.data_span, &self.plans[d.plan], &self.images[IMG_U], c, err) != 0:
             return -1 if err.failed else RUN_STOP
         if d.has_old and self._json_image(&d.old_span, &self.plans[d.plan], &self.images[IMG_P], c, err) != 0:
             return -1 if err.failed else RUN_STOP
+        _fix_scratch_spans(&self.images[IMG_U], self.avro_scratch.data)
+        _fix_scratch_spans(&self.images[IMG_P], self.avro_scratch.data)
         return RUN_OK
 
     cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
@@ -578,19 +589,19 @@ cdef class SimplePlan(OpenPlan):
         while r == 0:
             if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 3, err) < 0:
                 return -1
-            if _is(&name, b"version", 7):
+            if key_is(&name, b"version", 7):
                 if _json_u64(&v, &u) < 0 or u > 2147483647:
                     return 1
                 d.ck_version = <int64_t>u
-            elif _is(&name, b"corrupted", 9):
+            elif key_is(&name, b"corrupted", 9):
                 if v.kind != J_TRUE and v.kind != J_FALSE:
                     return 1
                 d.ck_corrupted = v.kind == J_TRUE
-            elif _is(&name, b"current", 7):
+            elif key_is(&name, b"current", 7):
                 if _json_u64(&v, &d.ck_current) < 0:
                     return 1
                 d.ck_current &= 0xFFFFFFFFULL
-            elif _is(&name, b"previous", 8):
+            elif key_is(&name, b"previous", 8):
                 if _json_u64(&v, &d.ck_previous) < 0:
                     return 1
                 d.ck_previous &= 0xFFFFFFFFULL
@@ -669,6 +680,7 @@ cdef class SimplePlan(OpenPlan):
         cdef Cur c
         cdef Span name, v, loc, val
         cdef int r
+        cdef Py_ssize_t start
         c.start = e.v.p - e.v.off
         c.pos = e.v.p
         c.end = e.v.p + e.v.n
@@ -680,17 +692,30 @@ cdef class SimplePlan(OpenPlan):
         while r == 0:
             if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 4, err) < 0:
                 return -1
-            if _is(&name, b"location", 8):
+            if key_is(&name, b"location", 8):
                 loc = v
-            elif _is(&name, b"value", 5):
+            elif key_is(&name, b"value", 5):
                 val = v
             r = obj_next(&c, err)
             if r < 0:
                 return -1
             r = 1 - r
-        if loc.kind != J_STR or val.kind != J_STR or loc.esc or val.esc:
+        if loc.kind != J_STR or val.kind != J_STR:
             set_column(err, self._name_ptr(e), e.name_len)
             return fail_at(err, e.v.off, "TIMESTAMP value must be {location, value} strings")
+        if loc.esc:
+            self.tmp.len = 0
+            if json_unescape(loc.p, loc.n, &self.tmp) < 0:
+                return -1
+            loc.p = self.tmp.data      # only read by _set_timestamp's zone lookup, right now
+            loc.n = self.tmp.len
+            loc.esc = 0
+        if val.esc:
+            start = self.avro_scratch.len
+            if json_unescape(val.p, val.n, &self.avro_scratch) < 0:
+                return -1
+            _span_scratch(&val, start, self.avro_scratch.len - start)
+            val.ascii = 0
         return self._set_timestamp(e, &loc, &val, err)
 
     cdef int _set_timestamp(self, ColEntry* e, const Span* loc, const Span* val, Err* err) noexcept nogil:
@@ -702,6 +727,7 @@ cdef class SimplePlan(OpenPlan):
             err.column_len = loc.n if loc.n < 255 else 255
             return 1
         e.loc = loc[0]
+        e.loc.p = NULL  # only the zone index is used from here on
         e.loc.neg = z   # zone index rides in the span
         e.v = val[0]
         return 0
@@ -955,6 +981,12 @@ cdef class SimplePlan(OpenPlan):
             b = &self.images[IMG_P]
         if d.commit_ts > 9223372036854775807ULL:
             return fail_at(err, 0, "commitTs out of int64 range")
+        if d.schema_version > 9223372036854775807ULL:
+            return fail_at(err, 0, "schemaVersion out of int64 range")
+        if d.has_table_id and d.table_id > 9223372036854775807ULL:
+            return fail_at(err, 0, "tableID out of int64 range")
+        if d.has_build_ts and d.build_ts > 9223372036854775807ULL:
+            return fail_at(err, 0, "buildTs out of int64 range")
         if self.typed:
             if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
                     and memcmp(self.keys.data + p.db_off, self.schema_name_ptr, p.db_len) == 0

@@ -431,8 +431,10 @@ class SimpleDecoder:
             keep = False
         if keep:
             commit_ts = m.commit_ts or 0
-            if commit_ts > _INT64_MAX:
-                raise DecodeError(f"commitTs {commit_ts} out of int64 range", msg, 0, part="value")
+            for name, v in (("commitTs", commit_ts), ("buildTs", m.build_ts),
+                            ("version", ts.version if ts else None), ("tableID", ts.table_id if ts else None)):
+                if v is not None and not 0 <= v <= _INT64_MAX:
+                    raise DecodeError(f"{name} {v} out of int64 range", msg, 0, part="value")
             op = {"WATERMARK": "RESOLVED", "BOOTSTRAP": "BOOTSTRAP"}.get(m.kind, "DDL")
             self._rows.append_control({
                 "_op": op, "_commit_ts": commit_ts, "_schema": database, "_table": table,

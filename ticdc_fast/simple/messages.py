@@ -44,11 +44,27 @@ def _need(cond, reason, i, off=0):
         raise DecodeError(reason, i, off, part="value")
 
 
+def _raise_constant(name):
+    raise ValueError(f"invalid JSON literal {name}")
+
+
+def _fallback_json(value: bytes, exc, i: int):
+    """orjson refuses valid JSON numbers beyond the double range (1e999); they only matter where
+    a value is used, so parse those documents with the standard library instead."""
+    if "infinity" in exc.msg:
+        try:
+            return json.loads(value.decode("utf-8"), parse_constant=_raise_constant)
+        except (UnicodeDecodeError, ValueError) as exc2:
+            raise DecodeError(f"malformed JSON: {exc2}", i, getattr(exc2, "pos", 0) or 0,
+                              part="value") from None
+    raise DecodeError(f"malformed JSON: {exc.msg}", i, exc.pos, part="value") from None
+
+
 def parse_json_message(value: bytes, i: int) -> Msg:
     try:
         doc = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
-        raise DecodeError(f"malformed JSON: {exc.msg}", i, exc.pos, part="value") from None
+        doc = _fallback_json(value, exc, i)
     _need(type(doc) is dict, "message is not a JSON object", i)
     m = Msg()
     t = doc.get("type")
@@ -111,6 +127,7 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
     _need(buf.tell() == len(value), f"{len(value) - buf.tell()} trailing bytes after the Avro message",
           i, buf.tell())
     _need(name.endswith(".Message"), "Avro value is not a Message", i)
+    _check_longs(rec, i)
     mtype = rec["type"]
     branch, payload = rec["payload"]
     expect = {"WATERMARK": "Watermark", "BOOTSTRAP": "Bootstrap", "DDL": "DDL", "DML": "DML"}[mtype]
@@ -119,6 +136,8 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
     m.kind = mtype
     m.commit_ts = payload.get("commitTs", 0)
     m.build_ts = payload.get("buildTs")
+    if m.build_ts is not None:
+        m.build_ts &= 0xFFFFFFFFFFFFFFFF
     if mtype == "DML":
         m.type = payload["type"]
         m.database, m.table = payload["database"], payload["table"]
@@ -148,6 +167,22 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
         m.table_schema = _avro_table_schema(payload.get("tableSchema"))
         m.pre_table_schema = _avro_table_schema(payload.get("preTableSchema"))
     return m
+
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _check_longs(obj, i) -> None:
+    """fastavro decodes varints of any length; TiCDC's are 64-bit (the core rejects wider ones)."""
+    if type(obj) is int:
+        if not _I64[0] <= obj <= _I64[1]:
+            raise DecodeError("Avro varint overflows 64 bits", i, 0, part="value")
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _check_longs(v, i)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _check_longs(v, i)
 
 
 def _avro_table_schema(ts):

@@ -219,7 +219,8 @@ class ReferenceRows:
         after = data if op != "DELETE" else None
         before = old if op != "INSERT" else None
         row = {"_op": op, "_commit_ts": _ts(m.commit_ts, msg), "_schema": m.database, "_table": m.table,
-               "_schema_version": m.schema_version, "_table_id": m.table_id, "_build_ts": m.build_ts,
+               "_schema_version": _i64(m.schema_version, "schemaVersion", msg),
+               "_table_id": _i64(m.table_id, "tableID", msg), "_build_ts": _i64(m.build_ts, "buildTs", msg),
                "_handle_key_only": bool(m.handle_key_only) and m.claim_check_location is None,
                "_claim_check_location": m.claim_check_location, "_msg": row_msg}
         _checksum(row, m.checksum, msg)
@@ -270,6 +271,12 @@ class ReferenceRows:
                     cols[f.name].append(v)
         self.rows = []
         return [pa.array(cols[f.name], f.type) for f in fields], msg
+
+
+def _i64(v, name, msg):
+    if v is not None and v > (1 << 63) - 1:
+        raise DecodeError(f"{name} {v} out of int64 range", msg, 0, part="value")
+    return v
 
 
 def _ts(v, msg):
