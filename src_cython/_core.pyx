@@ -6,7 +6,7 @@ framing/ (cursor over message bytes), json/ (span scanner), values/ (number, tex
 codecs), arrow/ (column builders handed to pyarrow zero-copy), open/ (open-protocol plan).
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.string cimport memcpy, memcmp, memset, strncpy, strcmp
+from libc.string cimport memcpy, memcmp, memmove, memset, strncpy, strcmp
 from libc.stdlib cimport malloc, calloc, realloc, free, strtod, atoi
 from libc.stdio cimport snprintf
 from libc.math cimport isinf, isnan, signbit

@@ -53,31 +53,42 @@ def _go_format(digits: str, exp10: int, negative: bool) -> str:
     return f"{sign}{digits[:exp10]}.{digits[exp10:]}"
 
 
+def _roundtrips(text: str, ax: float, bits: int) -> bool:
+    try:
+        v = float(text)
+        return (struct.unpack("<f", struct.pack("<f", v))[0] if bits == 32 else v) == ax
+    except OverflowError:
+        return False
+
+
 def _shortest_digits(x: float, bits: int) -> tuple[str, int]:
-    """Shortest decimal digits that round-trip ``x`` at ``bits`` width, and the exponent
-    such that x = 0.digits × 10^exp."""
+    """Shortest decimal digits that round-trip ``x`` at ``bits`` width (the closest such digits
+    when several have that length), and the exponent such that x = 0.digits × 10^exp.
+
+    At a power of two the rounding interval is wider above than below, so the nearest p-digit
+    decimal may miss it while its upper neighbour fits: both are tried, as Go's Ryu does."""
+    ax = abs(x)
     if bits == 64:
-        s = repr(abs(x))
-        mant, _, e = s.partition("e")
-        exp = int(e) if e else 0
+        mant, _, e = repr(ax).partition("e")   # CPython's repr is the shortest, closest digits
+        intpart, _, frac = mant.partition(".")
+        digits, exp = intpart + frac, (int(e) if e else 0) + len(intpart)
     else:
-        ax = abs(x)
         for p in range(1, 10):
             s = f"{ax:.{p - 1}e}"
-            try:
-                if struct.unpack("<f", struct.pack("<f", float(s)))[0] == ax:
-                    break
-            except OverflowError:  # rounding up past FLT_MAX: needs more digits
-                continue
-        mant, _, e = s.partition("e")
-        exp = int(e)
-    intpart, _, frac = mant.partition(".")
-    digits = (intpart + frac)
-    exp += len(intpart)
+            cands = [Decimal(s)]
+            q = Decimal(1).scaleb(int(s.partition("e")[2]) - p + 1)
+            cands += [cands[0] + q, cands[0] - q]
+            # the correctly rounded (half-even, as Go) first, then the upper, then the lower neighbour
+            ok = [c for c in cands if c > 0 and _roundtrips(f"{c:e}", ax, 32)]
+            if ok:
+                best = ok[0]
+                t = best.as_tuple()
+                digits = "".join(map(str, t.digits))
+                exp = t.exponent + len(digits)
+                break
     stripped = digits.lstrip("0")
     exp -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0")
-    return digits, exp
+    return stripped.rstrip("0"), exp
 
 
 def format_float(x: float, bits: int) -> str:

@@ -237,11 +237,60 @@ cdef int shortest_from_text(const uint8_t* p, Py_ssize_t n, int bits, char* digi
     return 0
 
 
-cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
-    """Shortest digits that round-trip x at this width (x finite, non-zero)."""
-    cdef char buf[40]
-    cdef int p, k, nd, e10, start
+cdef int _digits_roundtrip(const char* digits, int nd, int e10, int bits, double ax) noexcept nogil:
+    """Does d.ddd × 10^(e10-1) (digits, nd of them) parse back to ax at this width?"""
+    cdef char buf[48]
+    cdef int k = 0
     cdef double back
+    buf[k] = digits[0]
+    k += 1
+    if nd > 1:
+        buf[k] = 46
+        k += 1
+        memcpy(buf + k, digits + 1, nd - 1)
+        k += nd - 1
+    k += snprintf(buf + k, 48 - k, "e%d", e10 - 1)
+    back = strtod(buf, NULL)
+    if bits == 32:
+        return <float>back == <float>ax and not isinf(<float>back)
+    return back == ax
+
+
+cdef int _step_digits(char* digits, int nd, int* e10, int up) noexcept nogil:
+    """Add (up) or subtract one unit in the last place of a nd-digit string; 0 if it underflows."""
+    cdef int i = nd - 1
+    if up:
+        while i >= 0 and digits[i] == 57:
+            digits[i] = 48
+            i -= 1
+        if i < 0:                 # 99..9 + 1 = 100..0: one more power of ten
+            digits[0] = 49
+            e10[0] += 1
+            return 1
+        digits[i] += 1
+        return 1
+    while i >= 0 and digits[i] == 48:
+        digits[i] = 57
+        i -= 1
+    if i < 0:
+        return 0
+    digits[i] -= 1
+    if digits[0] == 48:           # 100..0 - 1 = 099..9: keep nd significant digits
+        if nd == 1:
+            return 0
+        memmove(digits, digits + 1, nd - 1)
+        digits[nd - 1] = 57
+        e10[0] -= 1
+    return 1
+
+
+cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
+    """Shortest digits that round-trip x at this width (x finite, non-zero); among candidates of
+    that length the closest.  At a power of two the interval above x is twice as wide as below,
+    so when the nearest p-digit decimal misses, its upper (then lower) neighbour is tried."""
+    cdef char buf[40]
+    cdef char cand[24]
+    cdef int p, k, nd, e10, start, ce, delta
     cdef double ax = -x if x < 0 else x
     start = 15 if bits == 64 else 6
     # subnormals carry fewer significant bits: their shortest form can be 1 digit
@@ -249,25 +298,30 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
         start = 1
     for p in range(start, 18 if bits == 64 else 10):
         snprintf(buf, 40, "%.*e", p - 1, ax)
-        back = strtod(buf, NULL)
-        if bits == 32:
-            if <float>back == <float>ax:
-                break
-        elif back == ax:
+        nd = 0
+        k = 0
+        while buf[k] != 101:
+            if buf[k] != 46:
+                digits[nd] = buf[k]
+                nd += 1
+            k += 1
+        e10 = atoi(buf + k + 1) + 1
+        if _digits_roundtrip(digits, nd, e10, bits, ax):
             break
-    # buf = d.ddddde[+-]XX
-    nd = 0
-    k = 0
-    while buf[k] != 101:
-        if buf[k] != 46:
-            digits[nd] = buf[k]
-            nd += 1
-        k += 1
-    e10 = atoi(buf + k + 1)
+        for delta in range(2):
+            memcpy(cand, digits, nd)
+            ce = e10
+            if _step_digits(cand, nd, &ce, delta == 0) and _digits_roundtrip(cand, nd, ce, bits, ax):
+                memcpy(digits, cand, nd)
+                e10 = ce
+                break
+        else:
+            continue
+        break
     while nd > 1 and digits[nd - 1] == 48:
         nd -= 1
     nd_out[0] = nd
-    exp_out[0] = e10 + 1
+    exp_out[0] = e10
     return 0
 
 

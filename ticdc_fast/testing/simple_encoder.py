@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..compression import check_compression, compress
+from ..values import format_float_plain
 from .open_encoder import make_tso
 
 __all__ = [
@@ -419,34 +420,10 @@ def _to_f32(x: float) -> float:
 
 def format_float_f(x: float, bits: int = 64) -> str:
     """Go ``strconv.FormatFloat(x, 'f', -1, bits)``: the shortest digits that round-trip at
-    ``bits`` width, in plain notation (never an exponent)."""
+    ``bits`` width, in plain notation (never an exponent); Go's spellings of NaN and infinities."""
     if x != x or x in (math.inf, -math.inf):
         return "NaN" if x != x else ("+Inf" if x > 0 else "-Inf")
-    if bits == 32:
-        x = _to_f32(x)
-        if x == 0:
-            return "-0" if math.copysign(1.0, x) < 0 else "0"
-        r = repr(x)
-        if "e" not in r and len(r) <= 8:       # <= 6 significant digits: shortest in float32 too
-            return r[:-2] if r.endswith(".0") else r
-        # The correctly rounded p-digit decimal round-trips for every p >= the shortest
-        # length (monotone), so binary-search p in 1..9 (9 always round-trips).
-        lo, hi = 1, 9
-        while lo < hi:
-            mid = (lo + hi) // 2
-            try:
-                ok = _F32.unpack(_F32.pack(float("%.*e" % (mid - 1, x))))[0] == x
-            except OverflowError:
-                ok = False
-            if ok:
-                hi = mid
-            else:
-                lo = mid + 1
-        return format(Decimal("%.*e" % (lo - 1, x)), "f")
-    r = repr(x)
-    if "e" in r:
-        return format(Decimal(r), "f")
-    return r[:-2] if r.endswith(".0") else r
+    return format_float_plain(_to_f32(x) if bits == 32 else x, bits)
 
 
 # ============================================================================ value rendering
