@@ -345,6 +345,13 @@ cdef class SimplePlan(OpenPlan):
         self._values_ref = None
         return [by[f.name] for f in fields], msg
 
+    def reset(self):
+        """Drop the rows of a batch that failed."""
+        self._free_outputs()
+        self._free_simple_outputs()
+        self.started = 0
+        self._values_ref = None
+
     @property
     def target_names_py(self):
         return [t.name for t in self._targets]
@@ -1164,7 +1171,7 @@ cdef class SimplePlan(OpenPlan):
                                 return -1
                             wrote = 1
                 return _close(&self.t_var[j], 1, err)
-        if w == W_STRING:
+        if w == W_STRING and not (e.f & FLAG_BINARY):
             return self._render(e, &self.t_var[j], err)
         if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
             if self._str_bytes(&e.v, &sp, &sn, err) < 0:

@@ -79,6 +79,7 @@ class _Held:
     offset: int | None
     batch: int = -1      # which decode() call it came from, and its index there
     index: int | None = None
+    claim_check: str | None = None
 
 
 def local_claim_check(root) -> Callable[[str], bytes]:
@@ -244,8 +245,20 @@ class SimpleDecoder:
 
     # ------------------------------------------------------------------ decoding
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
-        """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored)."""
+        """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
+
+        All or nothing: if it raises, the schema cache and the hold queue are as before the call,
+        so the same batch can be retried (or skipped) without duplicated or lost rows."""
         self._ensure_built()
+        saved = (dict(self._schemas), deque(self._held), self._held_bytes)
+        try:
+            return self._decode(keys, values, partitions, offsets)
+        except BaseException:
+            self._schemas, self._held, self._held_bytes = saved
+            self._rows.reset()
+            raise
+
+    def _decode(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         values = _as_pylist(values, "value")
         n = len(values)
         if keys is not None and len(keys) != n:
@@ -337,7 +350,7 @@ class SimpleDecoder:
 
     def _load_pending_zone(self, msg) -> bool:
         zone = getattr(self._rows, "pending_zone", None)
-        if not zone:
+        if zone is None:
             return False
         try:
             self._rows.add_zone(zone)
@@ -380,16 +393,17 @@ class SimpleDecoder:
                 return
             if m.claim_check_location is not None and self.claim_check_resolver is not None \
                     and key in self._schemas:
-                self._claim_check(m, i)
+                self._claim_check(m, i, i)
                 return
             if key in self._schemas:  # the fast path declined it: decode it on its own
                 self._run_one(value, i)
                 return
-            self._hold(_Held(value, key, m.type, m.commit_ts, *self._meta(i), self._batch_no, i))
+            self._hold(_Held(value, key, m.type, m.commit_ts, *self._meta(i), self._batch_no, i,
+                             m.claim_check_location))
             return
         self._control(m, i, i)
 
-    def _claim_check(self, m: Msg, i: int) -> None:
+    def _claim_check(self, m: Msg, i, row_msg: int) -> None:
         try:
             raw = self.claim_check_resolver(m.claim_check_location)
         except Exception as exc:  # noqa: BLE001 - reported with context
@@ -411,7 +425,7 @@ class SimpleDecoder:
             raise DecodeError("claim-check event's schema version is unknown", i, 0, part="value")
         stop, self._rows.stop_on_claim_check = self._rows.stop_on_claim_check, False
         try:
-            self._run_one(value, i)
+            self._run_one(value, row_msg)
         finally:
             self._rows.stop_on_claim_check = stop
 
@@ -467,15 +481,24 @@ class SimpleDecoder:
             return
         keep = deque()
         for h in self._held:
-            if h.key == key:
-                self._held_bytes -= len(h.value)
-                msg = self._virtual((h.partition, h.offset))
-                if self.verify_checksum:
-                    origin = h.index if h.batch == self._batch_no else None
-                    self._verify_checksums([(origin, h.value)])
-                self._run_one(h.value, msg)
-            else:
+            if h.key != key:
                 keep.append(h)
+                continue
+            self._held_bytes -= len(h.value)
+            row_msg = self._virtual((h.partition, h.offset))
+            origin = h.index if h.batch == self._batch_no else None   # None: an earlier batch
+            try:
+                if self.verify_checksum:
+                    self._verify_checksums([(origin, h.value)])
+                if h.claim_check is not None and self.claim_check_resolver is not None:
+                    self._claim_check(parse_message(h.value, origin, self.encoding), origin, row_msg)
+                else:
+                    self._run_one(h.value, row_msg)
+            except DecodeError as exc:
+                if exc.message_index == origin:
+                    raise
+                raise DecodeError(exc.reason + (" (a held message from an earlier batch)" if origin is None else ""),
+                                  origin, exc.byte_offset, exc.column, exc.part) from None
         self._held = keep
 
     def _emit_undecodable(self, h: _Held) -> None:

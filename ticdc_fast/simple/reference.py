@@ -126,7 +126,7 @@ def convert_value(target, col, v, tz_default: str):
         if n >> len(col.elements):
             raise V.ValueProblem(f"SET bitmask {n} beyond {len(col.elements)} elements")
         return ",".join(e for b, e in enumerate(col.elements) if n >> b & 1)
-    if w == C.W_STRING:
+    if w == C.W_STRING and not col.flags & C.FLAG_BINARY:
         return render_text(col, v)
     if code in (C.T_FLOAT, C.T_DOUBLE) and w in (C.W_FLOAT32, C.W_FLOAT64):
         x = V.parse_float_text(v.encode(), 32 if code == C.T_FLOAT else 64)
@@ -253,6 +253,10 @@ class ReferenceRows:
 
     def append_control(self, row: dict) -> None:
         self.rows.append(row)
+
+    def reset(self) -> None:
+        """Drop the rows of a batch that failed."""
+        self.rows = []
 
     def finish(self, fields):
         cols = {f.name: [] for f in fields}
