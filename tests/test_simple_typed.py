@@ -376,3 +376,25 @@ def test_realistic_generic_implementations_agree(encoding):
     out = [ticdc_fast.SimpleDecoder(encoding, compression="snappy", implementation=i).decode(
         None, values, partitions=[3] * len(values), offsets=list(range(len(values)))) for i in ("cython", "python")]
     assert out[0].equals(out[1])
+
+
+def test_simple_arrow_schema_from_bootstrap_messages():
+    """The BOOTSTRAP → Arrow schema helper, both encodings, default and Spark variant."""
+    import pyarrow as pa
+    from ticdc_fast.testing import SimpleBootstrap, SimpleColumn, SimpleEncoder, SimpleTable
+
+    t = SimpleTable("db", "t", 7, 449451534581760003, [
+        SimpleColumn("id", "bigint", unsigned=True, nullable=False),
+        SimpleColumn("amount", "decimal", length=65, decimal=30),
+        SimpleColumn("price", "decimal", length=12, decimal=2),
+        SimpleColumn("ts", "timestamp"), SimpleColumn("d", "time"),
+        SimpleColumn("e", "enum", elements=["a", "b"]), SimpleColumn("b", "varbinary", length=8)])
+    for encoding in ("json", "avro"):
+        value = SimpleEncoder(encoding).encode_value(SimpleBootstrap(t))
+        s = ticdc_fast.simple_arrow_schema(value, encoding=encoding)
+        assert [f.type for f in s] == [pa.uint64(), pa.decimal256(65, 30), pa.decimal128(12, 2),
+                                       pa.timestamp("us", tz="UTC"), pa.duration("us"), pa.string(),
+                                       pa.binary()]
+        sp = ticdc_fast.simple_arrow_schema(value, encoding=encoding, spark=True)
+        assert [f.type for f in sp] == [pa.decimal128(20, 0), pa.decimal128(38, 30), pa.decimal128(12, 2),
+                                        pa.timestamp("us", tz="UTC"), pa.string(), pa.string(), pa.binary()]

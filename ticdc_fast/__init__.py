@@ -3,11 +3,11 @@ from ._impl import IMPLEMENTATION
 from .arrow_types import default_arrow_type, infer_open_schema, spark_arrow_type, spark_schema
 from .errors import DecodeError
 from .open import OpenDecoder
-from .simple import SimpleDecoder, local_claim_check
+from .simple import SimpleDecoder, local_claim_check, simple_arrow_schema
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DecodeError", "IMPLEMENTATION", "OpenDecoder", "SimpleDecoder", "local_claim_check", "default_arrow_type", "infer_open_schema",
+    "DecodeError", "IMPLEMENTATION", "OpenDecoder", "SimpleDecoder", "local_claim_check", "simple_arrow_schema", "default_arrow_type", "infer_open_schema",
     "spark_arrow_type", "spark_schema", "__version__",
 ]

@@ -1,5 +1,6 @@
 """TiCDC Simple Protocol (``protocol=simple``), JSON and Avro encodings."""
 from .decoder import SimpleDecoder, local_claim_check
-from .schema import TableSchema, arrow_schema, table_schema_from_dict
+from .schema import TableSchema, arrow_schema, simple_arrow_schema, table_schema_from_dict
 
-__all__ = ["SimpleDecoder", "TableSchema", "arrow_schema", "local_claim_check", "table_schema_from_dict"]
+__all__ = ["SimpleDecoder", "TableSchema", "arrow_schema", "local_claim_check", "simple_arrow_schema",
+           "table_schema_from_dict"]

@@ -114,3 +114,21 @@ def arrow_schema(ts: TableSchema, *, spark: bool = False) -> pa.Schema:
                                metadata={b"mysql_type": c.mysql_type.encode()}))
     schema = pa.schema(fields)
     return spark_schema(schema) if spark else schema
+
+
+def simple_arrow_schema(source, *, encoding: str = "json", spark: bool = False) -> pa.Schema:
+    """The Arrow schema of a table from a BOOTSTRAP or DDL message value (JSON or Avro bytes), a
+    TableSchema JSON object/text, or a ``TableSchema``; ``spark=True`` gives the variant Spark's
+    Arrow path accepts (no unsigned integers, decimals ≤ 38 digits, no durations)."""
+    if not isinstance(source, TableSchema):
+        if isinstance(source, (bytes, bytearray, memoryview)) and encoding == "avro":
+            from .messages import parse_avro_message
+            source = parse_avro_message(bytes(source), 0).table_schema
+        elif isinstance(source, (bytes, bytearray, memoryview, str)):
+            source = orjson.loads(bytes(source) if not isinstance(source, str) else source)
+        if isinstance(source, dict) and "tableSchema" in source:
+            source = source["tableSchema"]
+        if source is None:
+            raise ValueError("the message carries no TableSchema")
+        source = table_schema_from_dict(source)
+    return arrow_schema(source, spark=spark)
