@@ -1,5 +1,6 @@
 """ticdc_fast: TiCDC Kafka messages → Apache Arrow record batches, for Spark's mapInArrow."""
 from ._impl import IMPLEMENTATION
+from .avro import AvroDecoder
 from .arrow_types import default_arrow_type, infer_open_schema, spark_arrow_type, spark_schema
 from .errors import DecodeError
 from .open import OpenDecoder
@@ -8,6 +9,6 @@ from .simple import SimpleDecoder, local_claim_check, simple_arrow_schema
 __version__ = "0.1.0"
 
 __all__ = [
-    "DecodeError", "IMPLEMENTATION", "OpenDecoder", "SimpleDecoder", "local_claim_check", "simple_arrow_schema", "default_arrow_type", "infer_open_schema",
+    "AvroDecoder", "DecodeError", "IMPLEMENTATION", "OpenDecoder", "SimpleDecoder", "local_claim_check", "simple_arrow_schema", "default_arrow_type", "infer_open_schema",
     "spark_arrow_type", "spark_schema", "__version__",
 ]

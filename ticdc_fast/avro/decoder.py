@@ -1,0 +1,207 @@
+"""``AvroDecoder``: TiCDC Avro protocol (Confluent framing + Schema Registry) → ``pyarrow.RecordBatch``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import pyarrow as pa
+
+from .. import _constants as C
+from .. import _impl
+from ..arrow_types import Target, compile_targets
+from ..errors import DecodeError
+from ..open.decoder import _as_array, _as_pylist, _split_table
+from ..timezones import get_zone, local_table
+from .reference import ReferenceAvroRows
+from .registry import RegistryFailure, SchemaSource
+from .schema import SchemaProblem, compile_writer_schema
+
+_MAP = pa.map_(pa.string(), pa.string())
+_I64 = (1 << 63) - 1
+
+GENERIC_FIELDS = [
+    pa.field(C.COL_OP, pa.string(), nullable=False),
+    pa.field(C.COL_COMMIT_TS, pa.int64()),
+    pa.field(C.COL_SCHEMA, pa.string()),
+    pa.field(C.COL_TABLE, pa.string()),
+    pa.field(C.COL_DDL, pa.string()),
+    pa.field(C.COL_AFTER, _MAP),
+    pa.field(C.COL_BEFORE, _MAP),
+    pa.field("_key", _MAP),
+    pa.field(C.COL_DDL_TYPE, pa.int32()),
+    pa.field("_checksum", pa.string()),
+    pa.field("_checksum_corrupted", pa.bool_()),
+    pa.field("_checksum_version", pa.int32()),
+    pa.field("_key_schema_id", pa.int32()),
+    pa.field("_value_schema_id", pa.int32()),
+]
+_TYPED_TRAILER = ["_ddl", "_value_schema_id"]
+
+
+@dataclass(frozen=True)
+class AvroConfig:
+    targets: tuple[Target, ...] | None
+    schema_name: str | None
+    table_name: str | None
+    control_events: bool
+    extra_columns: str
+    timezone: str
+    tz_bounds: tuple
+    tz_offsets: tuple
+
+
+class AvroDecoder:
+    """Decode TiCDC ``protocol=avro`` messages (Confluent wire format: ``0x00 ‖ int32 id ‖ Avro``).
+
+    Parameters
+    ----------
+    registry: Schema Registry URL, ``SchemaRegistryClient`` config dict (auth, TLS, timeouts) or
+        client; writer schemas are fetched once per id with ``GET /schemas/ids/{id}``.
+    schemas: ``{schema id: writer schema JSON}`` for offline use (no registry needed).
+    table, schema: typed mode; columns map by name onto ``schema``; a writer column the target
+        lacks is ignored (``extra_columns="ignore"``) or an error (``"error"``); a target column the
+        writer lacks is null.
+    timezone: the TiCDC server time zone TIMESTAMP strings were rendered in.
+    """
+
+    def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
+                 schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
+                 extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
+                 implementation: str | None = None):
+        if (table is None) != (schema is None):
+            raise ValueError("typed mode needs both table= and schema=")
+        if extra_columns not in ("ignore", "error"):
+            raise ValueError("extra_columns must be 'ignore' or 'error'")
+        get_zone(timezone)
+        self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
+        targets = compile_targets(schema) if schema is not None else None
+        sn, tn = _split_table(table) if table is not None else (None, None)
+        bounds, offs = local_table(timezone)
+        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs)
+        self.implementation = _impl.resolve(implementation)
+        self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
+                      else ReferenceAvroRows(self.config))
+        by = {f.name: f for f in GENERIC_FIELDS}
+        if targets is None:
+            self._fields = list(GENERIC_FIELDS)
+        else:
+            self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
+            self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
+            self._fields += [by[n] for n in _TYPED_TRAILER]
+        self._writers = {}
+
+    def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        fields = list(self._fields)
+        if partitions:
+            fields.append(pa.field(C.COL_PARTITION, pa.int32()))
+        if offsets:
+            fields.append(pa.field(C.COL_OFFSET, pa.int64()))
+        return pa.schema(fields)
+
+    def writer_schema(self, schema_id: int):
+        """The compiled writer schema of an id (fetched and cached on first use)."""
+        ws = self._writers.get(schema_id)
+        if ws is None:
+            ws = compile_writer_schema(schema_id, self.source.get(schema_id))
+            self._writers[schema_id] = ws
+            self._rows.register(ws)
+        return ws
+
+    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
+        values = _as_pylist(values, "value")
+        n = len(values)
+        keys = _as_pylist(keys, "key") if keys is not None else [None] * n
+        if len(keys) != n:
+            raise DecodeError(f"{len(keys)} keys but {n} values")
+        parts = _as_pylist(partitions, "partition") if partitions is not None else None
+        offs = _as_pylist(offsets, "offset") if offsets is not None else None
+        for name, extra in (("partitions", parts), ("offsets", offs)):
+            if extra is not None and len(extra) != n:
+                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        keys = [None if k is None else bytes(k) for k in keys]
+        values = [None if v is None else bytes(v) for v in values]
+        rows = self._rows
+        try:
+            i = 0
+            while i < n:
+                j = rows.run(keys, values, i)
+                if j >= n:
+                    break
+                if self._fetch_schemas(keys[j], values[j], j):
+                    i = j          # schemas now registered: the fast path takes it
+                    continue
+                self._slow_message(keys[j], values[j], j)
+                i = j + 1
+            cols, msg_index = rows.finish(self._fields)
+        except BaseException:
+            rows.reset()
+            raise
+        if parts is not None or offs is not None:
+            idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+            if parts is not None:
+                cols.append(_as_array(parts, pa.int32()).take(idx))
+            if offs is not None:
+                cols.append(_as_array(offs, pa.int64()).take(idx))
+        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
+            partitions=parts is not None, offsets=offs is not None))
+
+    def _fetch_schemas(self, key, value, i) -> bool:
+        fetched = False
+        for data, part in ((key, "key"), (value, "value")):
+            if data is None or len(data) < 5 or data[0] != 0:
+                continue
+            sid = int.from_bytes(data[1:5], "big", signed=True)
+            if sid in self._writers:
+                continue
+            try:
+                self.writer_schema(sid)
+            except RegistryFailure as exc:
+                raise DecodeError(str(exc), i, 1, part=part) from None
+            except SchemaProblem as exc:
+                raise DecodeError(str(exc), i, 1, part=part) from None
+            fetched = True
+        return fetched
+
+    def _slow_message(self, key, value, i) -> None:
+        """What the fast path leaves: DDL values, and malformed framing (reported here)."""
+        if value is None:
+            if key is None:
+                raise DecodeError("tombstone without a key", i, part="key")
+            if key[:1] != b"\x00" or len(key) < 5:
+                raise DecodeError("key does not start with the Confluent magic byte 0x00" if key[:1] != b"\x00"
+                                  else "truncated Confluent header", i, 0, part="key")
+        elif not value:
+            raise DecodeError("empty value", i, 0, part="value")
+        elif value[0] == 1:
+            self._ddl(value, i)
+            return
+        elif value[0] not in (0, 2, 3):
+            raise DecodeError(f"unknown leading byte 0x{value[0]:02x} (Confluent magic 0x00 expected)",
+                              i, 0, part="value")
+        elif value[0] == 0 and len(value) < 5:
+            raise DecodeError(f"truncated Confluent header: {len(value)} of 5 bytes", i, 0, part="value")
+        elif value[0] == 3 and (key is None or key[:1] != b"\x00"):
+            raise DecodeError("delete event without a Confluent-framed key", i, 0, part="key")
+        if key is not None and (key[:1] != b"\x00" or len(key) < 5):
+            raise DecodeError("key does not start with the Confluent magic byte 0x00" if key[:1] != b"\x00"
+                              else "truncated Confluent header", i, 0, part="key")
+        # every id is known and the framing is sound: decode it alone (errors come from there)
+        if self._rows.run([key], [value], 0, i) != 1:
+            raise DecodeError("message could not be decoded", i, 0, part="value")
+
+    def _ddl(self, value: bytes, i: int) -> None:
+        try:
+            doc = orjson.loads(value[1:])
+        except orjson.JSONDecodeError as exc:
+            raise DecodeError(f"malformed DDL JSON: {exc.msg}", i, 1 + exc.pos, part="value") from None
+        if not isinstance(doc, dict):
+            raise DecodeError("DDL value is not a JSON object", i, 1, part="value")
+        ts, typ = doc.get("commitTs"), doc.get("type")
+        if type(ts) is not int or not 0 <= ts <= _I64 or (typ is not None and type(typ) is not int):
+            raise DecodeError("DDL value has an invalid commitTs or type", i, 1, part="value")
+        schema, table = doc.get("schema") or None, doc.get("table") or None
+        cfg = self.config
+        if cfg.targets is not None and (not cfg.control_events or (schema, table) != (cfg.schema_name, cfg.table_name)):
+            return
+        self._rows.append_control({"_op": "DDL", "_commit_ts": ts, "_schema": schema, "_table": table,
+                                   "_ddl": doc.get("query"), "_ddl_type": typ, "_msg": i})

@@ -1,0 +1,87 @@
+"""Writer schemas by Confluent schema id: given directly (offline) or fetched from a Schema
+Registry with confluent-kafka's ``SchemaRegistryClient`` (auth, TLS, timeouts, retries are its
+config keys).  Schemas are immutable, so each id is looked up once per process."""
+from __future__ import annotations
+
+import threading
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+_CACHE: dict[tuple[str, int], str] = {}
+_LOCK = threading.Lock()
+
+
+def redact_url(url: str) -> str:
+    """The URL without user:password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<invalid url>"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class RegistryFailure(Exception):
+    """The registry could not give a schema; the decoder turns it into DecodeError."""
+
+
+class SchemaSource:
+    """Resolves schema ids to writer-schema JSON text.
+
+    ``registry``: a URL, a ``SchemaRegistryClient`` config dict (``{"url": ..., "basic.auth.user.info":
+    "user:pass", "bearer.auth.token": ..., "ssl.ca.location": ..., "timeout": ..., "max.retries": ...}``),
+    an existing ``SchemaRegistryClient``, or ``None``.  ``schemas``: ``{id: schema JSON text/dict}``
+    for offline use (checked first)."""
+
+    def __init__(self, registry=None, schemas: dict | None = None, *, timeout: float = 10.0,
+                 retries: int = 3):
+        self.offline = {int(k): (v if isinstance(v, str) else orjson.dumps(v).decode())
+                        for k, v in (schemas or {}).items()}
+        self._client = None
+        self._config = None
+        self.url = None
+        if registry is None:
+            return
+        if isinstance(registry, str):
+            registry = {"url": registry}
+        if isinstance(registry, dict):
+            conf = dict(registry)
+            conf.setdefault("timeout", timeout)
+            conf.setdefault("max.retries", retries)
+            self._config = conf
+            self.url = redact_url(str(conf.get("url", "")))
+        else:
+            self._client = registry
+            self.url = redact_url(str(getattr(registry, "_rest_client", None) and
+                                      registry._rest_client.base_urls[0] or "<client>"))
+
+    def _client_or_create(self):
+        if self._client is None and self._config is not None:
+            from confluent_kafka.schema_registry import SchemaRegistryClient
+            self._client = SchemaRegistryClient(self._config)
+        return self._client
+
+    def get(self, schema_id: int) -> str:
+        if schema_id in self.offline:
+            return self.offline[schema_id]
+        key = (self.url or "", schema_id)
+        with _LOCK:
+            hit = _CACHE.get(key)
+        if hit is not None:
+            return hit
+        client = self._client_or_create()
+        if client is None:
+            raise RegistryFailure(f"schema id {schema_id} is not among the given schemas and no registry is set")
+        try:
+            text = client.get_schema(schema_id).schema_str
+        except Exception as exc:  # SchemaRegistryError, httpx errors, timeouts
+            code = getattr(exc, "http_status_code", None)
+            what = f"HTTP {code}: " if code else ""
+            msg = str(getattr(exc, "error_message", "") or exc).replace(self._config.get("basic.auth.user.info", "\0") if self._config else "\0", "***")
+            raise RegistryFailure(f"schema id {schema_id} from registry {self.url}: {what}{msg}") from None
+        with _LOCK:
+            _CACHE[key] = text
+        return text
