@@ -1,0 +1,909 @@
+# Avro protocol (Confluent framing): each writer schema id compiles once into a field plan; the
+# record walk reads the Avro binary and writes the open protocol's builders directly.  Unknown
+# schema ids, DDL values (0x01) and malformed framing stop `run` before anything of that message
+# is written; the Python front end fetches schemas (registry) or reports the error.
+
+cdef enum:
+    AV_NULL = 0
+    AV_BOOLEAN = 1
+    AV_INT = 2
+    AV_LONG = 3
+    AV_FLOAT = 4
+    AV_DOUBLE = 5
+    AV_BYTES = 6
+    AV_STRING = 7
+    AV_FIXED = 8
+    AV_ENUM = 9
+    AV_RECORD = 10
+
+cdef enum:
+    ROLE_COLUMN = 0
+    ROLE_OP = 1
+    ROLE_COMMIT_TS = 2
+    ROLE_PHYSICAL = 3
+    ROLE_CHECKSUM = 4
+    ROLE_CORRUPTED = 5
+    ROLE_CKVER = 6
+    ROLE_BEFORE = 7
+
+cdef enum:
+    IMG_KEY = 2      # the key record uses the third image slot
+
+
+cdef struct AvBranch:
+    int kind
+    int dec_scale        # -1: not a decimal
+    int size             # fixed
+    int sym_first        # enum: first symbol in WPlan.sym_off
+    int nsym
+    int sub_first        # record: its fields in WPlan.fields
+    int sub_count
+
+
+cdef struct AvField:
+    int role
+    int is_union
+    int nbranch
+    int branch0
+    int type_code
+    uint32_t flags
+    int scale
+    Py_ssize_t name_off
+    Py_ssize_t name_len
+    uint64_t hash
+
+
+cdef struct WPlan:
+    int32_t schema_id
+    int nfields            # top-level fields are fields[0:nfields]
+    AvField* fields
+    int fields_len
+    AvBranch* branches
+    Buf names
+    Buf syms
+    int64_t* sym_off
+    Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
+    int extra_checked
+
+
+cdef struct RecInfo:
+    Span op
+    Span checksum
+    int64_t commit_ts
+    int has_commit_ts
+    int has_op
+    int has_checksum
+    int corrupted
+    int has_corrupted
+    int32_t ckver
+    int has_ckver
+
+
+cdef void _free_wplan(WPlan* p) noexcept nogil:
+    free(p.fields)
+    free(p.branches)
+    free(p.sym_off)
+    buf_free(&p.names)
+    buf_free(&p.syms)
+
+
+cdef class AvroPlan(OpenPlan):
+    cdef WPlan* wplans
+    cdef int nwplans
+    cdef int wcap
+    cdef Buf keys
+    cdef Buf scratch
+    cdef int extra_error
+    cdef int cur_plan
+    cdef object _targets
+    cdef const char* schema_name_ptr
+    cdef const char* table_name_ptr
+    cdef Py_ssize_t schema_name_len
+    cdef Py_ssize_t table_name_len
+    cdef VarCol c_key_map_keys   # unused placeholder (maps below)
+    cdef MapCol c_keymap
+    cdef FixCol c_ddl_type32
+    cdef VarCol c_checksum
+    cdef FixCol c_corrupted
+    cdef FixCol c_ckver
+    cdef FixCol c_key_id
+    cdef FixCol c_value_id
+    cdef int started
+    cdef const uint8_t** kptr
+    cdef Py_ssize_t* klen
+    cdef const uint8_t** vptr
+    cdef Py_ssize_t* vlen
+    cdef Py_ssize_t pcap
+
+    def __cinit__(self, cfg):
+        self.extra_error = cfg.extra_columns == "error"
+        self._targets = cfg.targets or ()
+        self.schema_name_ptr = self.schema_name
+        self.schema_name_len = len(self.schema_name)
+        self.table_name_ptr = self.table_name
+        self.table_name_len = len(self.table_name)
+        self.started = 0
+
+    def __dealloc__(self):
+        cdef int i
+        self._free_avro_outputs()
+        for i in range(self.nwplans):
+            _free_wplan(&self.wplans[i])
+        free(self.wplans)
+        buf_free(&self.keys)
+        buf_free(&self.scratch)
+        free(self.kptr)
+        free(self.klen)
+        free(self.vptr)
+        free(self.vlen)
+
+    # ------------------------------------------------------------------ plans
+    def register(self, ws):
+        """Compile one writer schema (ticdc_fast.avro.schema.WriterSchema)."""
+        cdef WPlan* p
+        cdef int k
+        for k in range(self.nwplans):
+            if self.wplans[k].schema_id == ws.schema_id:
+                return
+        if self.nwplans == self.wcap:
+            self.wcap = self.wcap * 2 + 8
+            p = <WPlan*>realloc(self.wplans, self.wcap * sizeof(WPlan))
+            if p == NULL:
+                raise MemoryError()
+            self.wplans = p
+        p = &self.wplans[self.nwplans]
+        memset(p, 0, sizeof(WPlan))
+        p.schema_id = ws.schema_id
+        flat_fields = []
+        flat_branches = []
+        symbols = []
+        _flatten(ws.fields, flat_fields, flat_branches, symbols)
+        p.fields_len = len(flat_fields)
+        p.nfields = len(ws.fields)
+        p.fields = <AvField*>calloc(max(p.fields_len, 1), sizeof(AvField))
+        p.branches = <AvBranch*>calloc(max(len(flat_branches), 1), sizeof(AvBranch))
+        p.sym_off = <int64_t*>calloc(len(symbols) + 1, sizeof(int64_t))
+        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL:
+            _free_wplan(p)
+            raise MemoryError()
+        for k, s in enumerate(symbols):
+            b = s.encode("utf-8")
+            p.sym_off[k] = p.syms.len
+            buf_append(&p.syms, <const char*>b, len(b))
+        p.sym_off[len(symbols)] = p.syms.len
+        for k, (kind, dec_scale, size, sym_first, nsym, sub_first, sub_count) in enumerate(flat_branches):
+            p.branches[k].kind = kind
+            p.branches[k].dec_scale = dec_scale
+            p.branches[k].size = size
+            p.branches[k].sym_first = sym_first
+            p.branches[k].nsym = nsym
+            p.branches[k].sub_first = sub_first
+            p.branches[k].sub_count = sub_count
+        for k, (name, role, is_union, nbranch, branch0, code, flags, scale) in enumerate(flat_fields):
+            nb = name.encode("utf-8")
+            p.fields[k].role = role
+            p.fields[k].is_union = is_union
+            p.fields[k].nbranch = nbranch
+            p.fields[k].branch0 = branch0
+            p.fields[k].type_code = code
+            p.fields[k].flags = flags
+            p.fields[k].scale = scale
+            p.fields[k].name_off = p.names.len
+            p.fields[k].name_len = len(nb)
+            p.fields[k].hash = fnv1a(<const uint8_t*><const char*>nb, len(nb))
+            if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
+                raise MemoryError()
+        db = None if ws.database is None else ws.database.encode("utf-8")
+        tb = ws.table.encode("utf-8")
+        p.db_off = self.keys.len
+        p.db_len = -1 if db is None else len(db)
+        if db is not None:
+            buf_append(&self.keys, <const char*>db, len(db))
+        p.tbl_off = self.keys.len
+        p.tbl_len = len(tb)
+        if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
+            raise MemoryError()
+        self.nwplans += 1
+
+    cdef int _find_wplan(self, int32_t sid) noexcept nogil:
+        cdef int k
+        for k in range(self.nwplans):
+            if self.wplans[k].schema_id == sid:
+                return k
+        return -1
+
+    # ------------------------------------------------------------------ outputs
+    cdef void _free_avro_outputs(self) noexcept nogil:
+        map_free(&self.c_keymap)
+        fix_free(&self.c_ddl_type32)
+        var_free(&self.c_checksum)
+        fix_free(&self.c_corrupted)
+        fix_free(&self.c_ckver)
+        fix_free(&self.c_key_id)
+        fix_free(&self.c_value_id)
+
+    cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
+        if self.started:
+            return 0
+        self._free_outputs()
+        self._free_avro_outputs()
+        if (self._init_outputs(rows, hint) < 0 or map_init(&self.c_keymap, rows, hint // 8) < 0
+                or fix_init(&self.c_ddl_type32, 4, rows) < 0 or var_init(&self.c_checksum, rows, 0) < 0
+                or fix_init(&self.c_corrupted, 0, rows) < 0 or fix_init(&self.c_ckver, 4, rows) < 0
+                or fix_init(&self.c_key_id, 4, rows) < 0 or fix_init(&self.c_value_id, 4, rows) < 0):
+            raise MemoryError()
+        self.started = 1
+        return 0
+
+    def reset(self):
+        self._free_outputs()
+        self._free_avro_outputs()
+        self.started = 0
+
+    def finish(self, fields):
+        cdef int j, w
+        self._begin(16, 64)
+        by = {"_op": var_to_array(&self.c_op, pa.string()),
+              "_commit_ts": fix_to_array(&self.c_ts, pa.int64()),
+              "_ddl": var_to_array(&self.c_ddl, pa.string()),
+              "_ddl_type": fix_to_array(&self.c_ddl_type32, pa.int32()),
+              "_checksum": var_to_array(&self.c_checksum, pa.string()),
+              "_checksum_corrupted": fix_to_array(&self.c_corrupted, pa.bool_()),
+              "_checksum_version": fix_to_array(&self.c_ckver, pa.int32()),
+              "_key_schema_id": fix_to_array(&self.c_key_id, pa.int32()),
+              "_value_schema_id": fix_to_array(&self.c_value_id, pa.int32())}
+        if self.typed:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                name = self._targets[j].name
+                if w == W_STRING or w == W_BINARY:
+                    by[name] = var_to_array(&self.t_var[j], self.target_types[j])
+                else:
+                    by[name] = fix_to_array(&self.t_fix[j], self.target_types[j])
+        else:
+            by["_schema"] = var_to_array(&self.c_schema, pa.string())
+            by["_table"] = var_to_array(&self.c_table, pa.string())
+            by["after"] = _map_to_array(&self.c_after)
+            by["before"] = _map_to_array(&self.c_before)
+            by["_key"] = _map_to_array(&self.c_keymap)
+        msg = fix_to_array(&self.c_msg, pa.int32())
+        self.reset()
+        return [by[f.name] for f in fields], msg
+
+    def append_control(self, row):
+        cdef int j, w
+        cdef int64_t v64
+        cdef int32_t m32
+        self._begin(1024, 1 << 16)
+        op = row["_op"].encode()
+        var_push(&self.c_op, <const char*>op, len(op))
+        if row.get("_commit_ts") is None:
+            fix_push_null(&self.c_ts)
+        else:
+            v64 = row["_commit_ts"]
+            fix_push(&self.c_ts, &v64)
+        m32 = row["_msg"]
+        fix_push(&self.c_msg, &m32)
+        fix_push_bool(&self.c_hko, 0)
+        _push_py_text(&self.c_ddl, row.get("_ddl"))
+        _push_py_text(&self.c_ccl, None)
+        if row.get("_ddl_type") is None:
+            fix_push_null(&self.c_ddl_type32)
+        else:
+            m32 = row["_ddl_type"]
+            fix_push(&self.c_ddl_type32, &m32)
+        var_push_null(&self.c_checksum)
+        fix_push_null(&self.c_corrupted)
+        fix_push_null(&self.c_ckver)
+        fix_push_null(&self.c_key_id)
+        fix_push_null(&self.c_value_id)
+        if self.typed:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                if w == W_STRING or w == W_BINARY:
+                    var_push_null(&self.t_var[j])
+                else:
+                    fix_push_null(&self.t_fix[j])
+        else:
+            _push_py_text(&self.c_schema, row.get("_schema"))
+            _push_py_text(&self.c_table, row.get("_table"))
+            map_close_row(&self.c_after, 0)
+            map_close_row(&self.c_before, 0)
+            map_close_row(&self.c_keymap, 0)
+
+    # ------------------------------------------------------------------ the hot loop
+    def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        cdef Py_ssize_t n = len(values), i, k
+        cdef Err err
+        cdef int rc = 0
+        if n > self.pcap:
+            free(self.kptr); free(self.klen); free(self.vptr); free(self.vlen)
+            self.kptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
+            self.klen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+            self.vptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
+            self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+            if not (self.kptr and self.klen and self.vptr and self.vlen):
+                self.pcap = 0
+                raise MemoryError()
+            self.pcap = n
+        for k in range(start, n):
+            kv = keys[k]
+            vv = values[k]
+            if kv is None:
+                self.kptr[k] = NULL
+                self.klen[k] = -1
+            else:
+                self.kptr[k] = <const uint8_t*>PyBytes_AS_STRING(kv)
+                self.klen[k] = PyBytes_GET_SIZE(kv)
+            if vv is None:
+                self.vptr[k] = NULL
+                self.vlen[k] = -1
+            else:
+                self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(vv)
+                self.vlen[k] = PyBytes_GET_SIZE(vv)
+        self._begin(n * 2 + 16, 1 << 16)
+        memset(&err, 0, sizeof(Err))
+        i = start
+        with nogil:
+            while i < n:
+                err.msg = msg_base + i
+                rc = self._message(i, msg_base + i, &err)
+                if rc != RUN_OK:
+                    break
+                i += 1
+        if rc < 0:
+            if err.failed:
+                raise DecodeError(
+                    err.reason.decode("utf-8", "replace"), err.msg, err.offset,
+                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
+                    "key" if err.part == PART_KEY else "value")
+            raise MemoryError()
+        return i
+
+    cdef int _known(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+        """-1: not a framed record; -2: framed with an unknown id; else the plan index."""
+        cdef int32_t sid
+        if n < 5 or p[0] != 0:
+            return -1
+        sid = <int32_t>((<uint32_t>p[1] << 24) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 8) | p[4])
+        k = self._find_wplan(sid)
+        return -2 if k < 0 else k
+
+    cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
+        cdef const uint8_t* kp = self.kptr[i]
+        cdef Py_ssize_t kn = self.klen[i]
+        cdef const uint8_t* vp = self.vptr[i]
+        cdef Py_ssize_t vn = self.vlen[i]
+        cdef int kplan = -1, vplan = -1, op
+        cdef RecInfo info
+        cdef Cur c
+        cdef int64_t ts
+        cdef uint64_t u
+        # the same readiness rule as the twin: every framed id known, a decodable value form
+        if kn >= 0:
+            kplan = self._known(kp, kn)
+            if kplan == -2:
+                return RUN_STOP
+        if vn >= 0:
+            vplan = self._known(vp, vn)
+            if vplan == -2:
+                return RUN_STOP
+        if vn < 0:
+            if kn < 1 or kp[0] != 0:
+                return RUN_STOP
+        elif vn < 1 or not (vp[0] == 0 or vp[0] == 2 or vp[0] == 3):
+            return RUN_STOP
+        elif vp[0] == 3 and (kn < 1 or kp[0] != 0):
+            return RUN_STOP
+        memset(&info, 0, sizeof(RecInfo))
+        self.scratch.len = 0
+        self.names.len = 0
+        self.images[IMG_U].present = 0
+        self.images[IMG_P].present = 0
+        self.images[IMG_KEY].present = 0
+        if kn >= 0:
+            err.part = PART_KEY
+            c.start = kp
+            c.pos = kp
+            c.end = kp + kn
+            if kp[0] != 0:
+                return fail_at(err, 0, "key does not start with the Confluent magic byte 0x00")
+            if kn < 5:
+                return fail_at(err, 0, "truncated Confluent header")
+            c.pos += 5
+            self.cur_plan = kplan
+            if self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.images[IMG_KEY],
+                            NULL, err) < 0:
+                return -1
+            if c.pos != c.end:
+                return fail(err, &c, "trailing bytes after the Avro record")
+        err.part = PART_VALUE
+        if vn < 0 or vp[0] == 3:
+            if vn >= 0:
+                if vn != 9:
+                    return fail_at(err, 0, "delete event value must be 0x03 + 8 bytes")
+                u = _be64(vp + 1)
+                if u > 9223372036854775807ULL:
+                    return fail_at(err, 0, "commit ts out of range")
+                info.commit_ts = <int64_t>u
+                info.has_commit_ts = 1
+            _fix_scratch_spans(&self.images[IMG_KEY], self.scratch.data)
+            return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.images[IMG_KEY], msg, err)
+        if vp[0] == 2:
+            if vn != 9:
+                return fail_at(err, 0, "checkpoint value must be 0x02 + 8 bytes")
+            u = _be64(vp + 1)
+            if u > 9223372036854775807ULL:
+                return fail_at(err, 0, "commit ts out of range")
+            info.commit_ts = <int64_t>u
+            info.has_commit_ts = 1
+            if self.typed and not self.control_events:
+                return RUN_OK
+            _fix_scratch_spans(&self.images[IMG_KEY], self.scratch.data)
+            return self._emit(OP_RESOLVED, &info, -1, -1, kplan, NULL, NULL, msg, err)
+        if vn < 5:
+            return fail_at(err, 0, "truncated Confluent header")
+        c.start = vp
+        c.pos = vp + 5
+        c.end = vp + vn
+        self.cur_plan = vplan
+        if self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.images[IMG_U], &info,
+                        err) < 0:
+            return -1
+        if c.pos != c.end:
+            return fail(err, &c, "trailing bytes after the Avro record")
+        _fix_scratch_spans(&self.images[IMG_U], self.scratch.data)
+        _fix_scratch_spans(&self.images[IMG_P], self.scratch.data)
+        _fix_scratch_spans(&self.images[IMG_KEY], self.scratch.data)
+        if info.has_op and info.op.n == 1 and info.op.p[0] == 99:
+            op = OP_INSERT
+        elif info.has_op and info.op.n == 1 and info.op.p[0] == 117:
+            op = OP_UPDATE
+        elif info.has_op and info.op.n == 1 and info.op.p[0] == 100:
+            op = OP_DELETE
+        elif not info.has_op or info.op.n == 0:
+            op = 5   # UPSERT
+            info.has_commit_ts = 0
+        else:
+            return fail_at(err, info.op.off, "unknown _tidb_op")
+        if info.has_commit_ts and info.commit_ts < 0:
+            return fail_at(err, 0, "commit ts out of range")
+        if op == OP_DELETE:
+            return self._emit(op, &info, vplan, vplan, kplan, NULL, &self.images[IMG_U], msg, err)
+        return self._emit(op, &info, vplan, vplan, kplan, &self.images[IMG_U],
+                          &self.images[IMG_P] if self.images[IMG_P].present else NULL, msg, err)
+
+    cdef int _record(self, Cur* c, WPlan* p, int first, int count, Image* img, RecInfo* info,
+                     Err* err) noexcept nogil:
+        cdef int k, bi, dup
+        cdef int64_t idx, lv
+        cdef AvField* f
+        cdef AvBranch* b
+        cdef ColEntry* e
+        cdef ColEntry* grown
+        cdef Span s
+        cdef Py_ssize_t start
+        img.present = 1
+        img.n = 0
+        for k in range(first, first + count):
+            f = &p.fields[k]
+            bi = 0
+            if f.is_union:
+                if avro_union(c, f.nbranch, &idx, err) < 0:
+                    set_column(err, p.names.data + f.name_off, f.name_len)
+                    return -1
+                bi = <int>idx
+            b = &p.branches[f.branch0 + bi]
+            if f.role == ROLE_BEFORE:
+                if b.kind == AV_RECORD:
+                    if self._record(c, p, b.sub_first, b.sub_count, &self.images[IMG_P], NULL, err) < 0:
+                        return -1
+                elif b.kind != AV_NULL:
+                    return fail(err, c, "unexpected _ticdc_before branch")
+                continue
+            if f.role != ROLE_COLUMN:
+                if self._extension(c, f, b, info, err) < 0:
+                    set_column(err, p.names.data + f.name_off, f.name_len)
+                    return -1
+                continue
+            if img.n == img.cap:
+                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
+                if grown == NULL:
+                    return -1
+                img.cols = grown
+                img.cap = img.cap * 2 + 16
+            e = &img.cols[img.n]
+            e.name.p = p.names.data + f.name_off
+            e.name.n = f.name_len
+            e.name.esc = 0
+            e.name.ascii = 0
+            e.name_off = -1
+            e.name_len = f.name_len
+            e.hash = f.hash
+            e.t = f.type_code
+            e.f = f.flags
+            e.has_t = 1
+            e.col = k
+            e.loc.kind = J_ABSENT
+            e.v.off = c.pos - c.start
+            e.v.esc = 0
+            e.v.neg = 0
+            if self._value(c, f, b, &e.v, err) < 0:
+                set_column(err, p.names.data + f.name_off, f.name_len)
+                return -1
+            img.n += 1
+        return 0
+
+    cdef int _value(self, Cur* c, AvField* f, AvBranch* b, Span* v, Err* err) noexcept nogil:
+        """Read one Avro value into a span: strings point into the input; every other kind is
+        written as text into the scratch (offset spans, fixed up after the record)."""
+        cdef int64_t lv
+        cdef IntVal iv
+        cdef Span raw
+        cdef float f32
+        cdef double f64
+        cdef char* out
+        cdef Py_ssize_t start, k
+        cdef int tn, bits
+        cdef char digits[24]
+        cdef int nd, e10
+        cdef uint64_t u
+        cdef const uint8_t* q
+        if buf_reserve(&self.scratch, 400) < 0:
+            return -1
+        start = self.scratch.len
+        out = <char*>(self.scratch.data + start)
+        if b.kind == AV_NULL:
+            v.kind = J_NULL
+            return 0
+        if b.kind == AV_STRING:
+            if avro_string(c, v, err) < 0:
+                return -1
+            return 0
+        if b.kind == AV_ENUM:
+            if avro_long(c, &lv, err) < 0:
+                return -1
+            if lv < 0 or lv >= b.nsym:
+                return fail(err, c, "Avro enum index out of range")
+            # symbols live in the plan; copied so the span is fixed up like the others
+            return self._scratch_text(
+                v, <const char*>(self.wplans[self.cur_plan].syms.data + self.wplans[self.cur_plan].sym_off[b.sym_first + lv]),
+                self.wplans[self.cur_plan].sym_off[b.sym_first + lv + 1] - self.wplans[self.cur_plan].sym_off[b.sym_first + lv])
+        if b.kind == AV_BOOLEAN:
+            if c.pos >= c.end:
+                return fail(err, c, "truncated Avro boolean")
+            if c.pos[0] > 1:
+                return fail(err, c, "invalid Avro boolean")
+            out[0] = <char>(48 + c.pos[0])
+            c.pos += 1
+            _span_scratch(v, start, 1)
+            v.kind = J_INT
+            self.scratch.len += 1
+            return 0
+        if b.kind == AV_INT or b.kind == AV_LONG:
+            if avro_long(c, &lv, err) < 0:
+                return -1
+            iv.neg = 0
+            if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
+                iv.mag = <uint64_t>lv      # long mode: TiCDC casts the uint64 to int64
+            elif lv < 0:
+                iv.neg = 1
+                iv.mag = <uint64_t>(-(lv + 1)) + 1
+            else:
+                iv.mag = <uint64_t>lv
+            tn = int_to_text(&iv, out)
+            _span_scratch(v, start, tn)
+            v.kind = J_INT
+            self.scratch.len += tn
+            return 0
+        if b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
+            if b.kind == AV_FLOAT:
+                if c.end - c.pos < 4:
+                    return fail(err, c, "truncated Avro float")
+                memcpy(&f32, c.pos, 4)
+                c.pos += 4
+                f64 = f32
+            else:
+                if c.end - c.pos < 8:
+                    return fail(err, c, "truncated Avro double")
+                memcpy(&f64, c.pos, 8)
+                c.pos += 8
+            if isinf(f64) or isnan(f64):
+                return fail_at(err, v.off, "NaN or infinite float")
+            bits = 32 if f.type_code == 4 else 64
+            if bits == 32:
+                f32 = <float>f64
+                if isinf(f32):
+                    return fail_at(err, v.off, "number out of range")
+                f64 = f32
+            if f64 == 0:
+                if signbit(f64):
+                    out[0] = 45
+                    out[1] = 48
+                    tn = 2
+                else:
+                    out[0] = 48
+                    tn = 1
+            else:
+                shortest_from_value(f64, bits, digits, &nd, &e10)
+                tn = go_format_digits(digits, nd, e10, f64 < 0, out)
+            _span_scratch(v, start, tn)
+            self.scratch.len += tn
+            return 0
+        # bytes / fixed
+        if b.kind == AV_FIXED:
+            if c.end - c.pos < b.size:
+                return fail(err, c, "truncated Avro fixed")
+            raw.p = c.pos
+            raw.n = b.size
+            c.pos += b.size
+        elif avro_string(c, &raw, err) < 0:
+            return -1
+        if f.type_code == 246:
+            return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
+        if f.type_code == 16:
+            k = 0
+            while k < raw.n and raw.p[k] == 0:
+                k += 1
+            if raw.n - k > 8:
+                return fail_at(err, v.off, "BIT value longer than 64 bits")
+            u = 0
+            while k < raw.n:
+                u = (u << 8) | raw.p[k]
+                k += 1
+            iv.neg = 0
+            iv.mag = u
+            tn = int_to_text(&iv, out)
+            _span_scratch(v, start, tn)
+            v.kind = J_INT
+            self.scratch.len += tn
+            return 0
+        if b64_encode(raw.p, raw.n, &self.scratch) < 0:
+            return -1
+        _span_scratch(v, start, self.scratch.len - start)
+        return 0
+
+    cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t start = self.scratch.len
+        if buf_append(&self.scratch, p, n) < 0:
+            return -1
+        _span_scratch(v, start, n)
+        v.ascii = 0
+        return 0
+
+    cdef int _decimal_text(self, Span* v, const uint8_t* p, Py_ssize_t n, int scale, Err* err) noexcept nogil:
+        """Minimal two's-complement big-endian unscaled bytes → MyDecimal-style text."""
+        cdef uint32_t limbs[24]
+        cdef int nl, k, neg, i
+        cdef uint64_t cur, borrow
+        cdef char digs[240]
+        cdef int nd = 0, pad
+        cdef Py_ssize_t start
+        cdef char* out
+        if n == 0:
+            return fail_at(err, v.off, "empty decimal bytes")
+        if n > 90:
+            return fail_at(err, v.off, "decimal wider than 720 bits")
+        neg = p[0] >= 0x80
+        nl = <int>((n + 3) // 4)
+        memset(limbs, 0, sizeof(limbs))
+        for k in range(<int>n):             # little-endian 32-bit limbs
+            limbs[k // 4] |= (<uint32_t>p[n - 1 - k]) << (8 * (k % 4))
+        if neg:
+            for k in range(nl):
+                limbs[k] = ~limbs[k]
+            if n % 4:
+                limbs[nl - 1] &= (1u << (8 * (n % 4))) - 1
+            k = 0
+            while k < nl:                    # + 1
+                limbs[k] += 1
+                if limbs[k] != 0:
+                    break
+                k += 1
+        # repeated division by 10^9 → 9-digit groups, least significant first
+        while True:
+            i = nl - 1
+            while i >= 0 and limbs[i] == 0:
+                i -= 1
+            if i < 0:
+                break
+            cur = 0
+            while i >= 0:
+                cur = (cur << 32) | limbs[i]
+                limbs[i] = <uint32_t>(cur // 1000000000ULL)
+                cur = cur % 1000000000ULL
+                i -= 1
+            for k in range(9):
+                digs[nd] = <char>(48 + cur % 10)
+                cur //= 10
+                nd += 1
+        while nd > 1 and digs[nd - 1] == 48:
+            nd -= 1
+        if nd == 0:
+            digs[0] = 48
+            nd = 1
+        pad = scale + 1 - nd if scale + 1 > nd else 0
+        if buf_reserve(&self.scratch, nd + pad + 3) < 0:
+            return -1
+        start = self.scratch.len
+        out = <char*>(self.scratch.data + start)
+        k = 0
+        if neg:
+            out[k] = 45
+            k += 1
+        for i in range(pad):
+            digs[nd] = 48
+            nd += 1
+        for i in range(nd - 1, -1, -1):
+            if i == scale - 1 and scale > 0:
+                out[k] = 46
+                k += 1
+            out[k] = digs[i]
+            k += 1
+        _span_scratch(v, start, k)
+        self.scratch.len += k
+        return 0
+
+    cdef int _extension(self, Cur* c, AvField* f, AvBranch* b, RecInfo* info, Err* err) noexcept nogil:
+        cdef int64_t lv
+        cdef Span s
+        if b.kind == AV_NULL:
+            return 0
+        if b.kind == AV_STRING:
+            if avro_string(c, &s, err) < 0:
+                return -1
+            if info != NULL:
+                if f.role == ROLE_OP:
+                    info.op = s
+                    info.has_op = 1
+                elif f.role == ROLE_CHECKSUM:
+                    info.checksum = s
+                    info.has_checksum = 1
+            return 0
+        if b.kind == AV_INT or b.kind == AV_LONG:
+            if avro_long(c, &lv, err) < 0:
+                return -1
+            if info != NULL:
+                if f.role == ROLE_COMMIT_TS:
+                    info.commit_ts = lv
+                    info.has_commit_ts = 1
+                elif f.role == ROLE_CKVER:
+                    info.ckver = <int32_t>lv
+                    info.has_ckver = 1
+            return 0
+        if b.kind == AV_BOOLEAN:
+            if c.pos >= c.end:
+                return fail(err, c, "truncated Avro boolean")
+            if c.pos[0] > 1:
+                return fail(err, c, "invalid Avro boolean")
+            if info != NULL and f.role == ROLE_CORRUPTED:
+                info.corrupted = c.pos[0]
+                info.has_corrupted = 1
+            c.pos += 1
+            return 0
+        return fail(err, c, "unsupported type for a TiDB extension field")
+
+    cdef int _emit(self, int op, RecInfo* info, int vplan, int value_id_plan, int kplan, Image* after,
+                   Image* before, Py_ssize_t msg, Err* err) noexcept nogil:
+        cdef WPlan* tp = &self.wplans[vplan] if vplan >= 0 else (&self.wplans[kplan] if kplan >= 0 else NULL)
+        cdef int32_t m32
+        cdef int32_t sid
+        cdef const char* optext
+        cdef int oplen
+        cdef int j, k
+        cdef ColEntry* e
+        if self.typed and op != OP_RESOLVED:
+            if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
+                    and memcmp(self.keys.data + tp.db_off, self.schema_name_ptr, tp.db_len) == 0
+                    and memcmp(self.keys.data + tp.tbl_off, self.table_name_ptr, tp.tbl_len) == 0):
+                return RUN_OK
+            if self.extra_error and tp != NULL and not tp.extra_checked:
+                e = NULL
+                if after != NULL:
+                    for k in range(after.n):
+                        if self._lookup_target(&after.cols[k]) < 0:
+                            e = &after.cols[k]
+                            break
+                elif before != NULL:
+                    for k in range(before.n):
+                        if self._lookup_target(&before.cols[k]) < 0:
+                            e = &before.cols[k]
+                            break
+                if e != NULL:
+                    set_column(err, e.name.p, e.name.n)
+                    return fail_at(err, 0, "column is not in the target schema")
+                tp.extra_checked = 1
+        if op == 5:
+            optext = b"UPSERT"
+            oplen = 6
+        else:
+            optext = OP_TEXT[op]
+            oplen = OP_LEN[op]
+        if var_push(&self.c_op, optext, oplen) < 0:
+            return -1
+        if info.has_commit_ts:
+            if fix_push(&self.c_ts, &info.commit_ts) < 0:
+                return -1
+        elif fix_push_null(&self.c_ts) < 0:
+            return -1
+        m32 = <int32_t>msg
+        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, 0) < 0:
+            return -1
+        if var_push_null(&self.c_ddl) < 0 or var_push_null(&self.c_ccl) < 0 or fix_push_null(&self.c_ddl_type32) < 0:
+            return -1
+        if info.has_checksum and info.checksum.n > 0:
+            if self._push_text(&self.c_checksum, &info.checksum, err) < 0:
+                return -1
+        elif var_push_null(&self.c_checksum) < 0:
+            return -1
+        if info.has_checksum and info.has_corrupted:
+            if fix_push_bool(&self.c_corrupted, info.corrupted) < 0:
+                return -1
+        elif fix_push_null(&self.c_corrupted) < 0:
+            return -1
+        if info.has_checksum and info.has_ckver:
+            if fix_push(&self.c_ckver, &info.ckver) < 0:
+                return -1
+        elif fix_push_null(&self.c_ckver) < 0:
+            return -1
+        if kplan >= 0:
+            if fix_push(&self.c_key_id, &self.wplans[kplan].schema_id) < 0:
+                return -1
+        elif fix_push_null(&self.c_key_id) < 0:
+            return -1
+        if value_id_plan >= 0:
+            if fix_push(&self.c_value_id, &self.wplans[value_id_plan].schema_id) < 0:
+                return -1
+        elif fix_push_null(&self.c_value_id) < 0:
+            return -1
+        if self.typed:
+            if op == OP_RESOLVED:
+                return self._emit_typed(NULL, NULL, err)
+            return self._emit_typed(after if after != NULL else before, NULL, err)
+        if tp != NULL and op != OP_RESOLVED:
+            if tp.db_len >= 0:
+                if var_push(&self.c_schema, self.keys.data + tp.db_off, tp.db_len) < 0:
+                    return -1
+            elif var_push_null(&self.c_schema) < 0:
+                return -1
+            if var_push(&self.c_table, self.keys.data + tp.tbl_off, tp.tbl_len) < 0:
+                return -1
+        elif var_push_null(&self.c_schema) < 0 or var_push_null(&self.c_table) < 0:
+            return -1
+        if self._emit_map(&self.c_after, after, err) < 0 or self._emit_map(&self.c_before, before, err) < 0:
+            return -1
+        return self._emit_map(&self.c_keymap, &self.images[IMG_KEY] if self.images[IMG_KEY].present else NULL, err)
+
+
+cdef inline uint64_t _be64(const uint8_t* p) noexcept nogil:
+    return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40) | (<uint64_t>p[3] << 32)
+            | (<uint64_t>p[4] << 24) | (<uint64_t>p[5] << 16) | (<uint64_t>p[6] << 8) | <uint64_t>p[7])
+
+
+_ROLES = {"_tidb_op": ROLE_OP, "_tidb_commit_ts": ROLE_COMMIT_TS, "_tidb_commit_physical_time": ROLE_PHYSICAL,
+          "_tidb_row_level_checksum": ROLE_CHECKSUM, "_tidb_corrupted": ROLE_CORRUPTED,
+          "_tidb_checksum_version": ROLE_CKVER, "_ticdc_before": ROLE_BEFORE}
+
+
+def _flatten(fields, flat_fields, flat_branches, symbols, top=True):
+    """Fields (and nested _ticdc_before record fields) into flat tuples for the C plan."""
+    start = len(flat_fields)
+    pending = []
+    for f in fields:
+        role = _ROLES.get(f.name, ROLE_COLUMN) if top else ROLE_COLUMN
+        branch0 = len(flat_branches)
+        for b in f.branches:
+            dec_scale = b.decimal[1] if b.decimal is not None else -1
+            sym_first = len(symbols)
+            symbols.extend(b.symbols)
+            flat_branches.append([b.kind, dec_scale, b.size, sym_first, len(b.symbols), -1, 0])
+            if b.kind == AV_RECORD:
+                pending.append((len(flat_branches) - 1, b.fields))
+        flat_fields.append((f.name, role, 1 if f.is_union else 0, len(f.branches), branch0, f.type_code,
+                            f.flags, f.scale))
+    for bidx, sub in pending:
+        first = len(flat_fields)
+        _flatten(sub, flat_fields, flat_branches, symbols, top=False)
+        flat_branches[bidx][5] = first
+        flat_branches[bidx][6] = len(sub)
+    flat_branches[:] = [tuple(b) if isinstance(b, list) else b for b in flat_branches]
