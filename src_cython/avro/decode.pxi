@@ -29,6 +29,11 @@ cdef enum:
 cdef enum:
     IMG_KEY = 2      # the key record uses the third image slot
 
+cdef enum:
+    # typed mode: numbers travel raw in the span (n holds the bits, neg the sign) — no text
+    J_RAWINT = 20
+    J_RAWF64 = 21
+
 
 cdef struct AvBranch:
     int kind
@@ -591,6 +596,12 @@ cdef class AvroPlan(OpenPlan):
                 iv.mag = <uint64_t>(-(lv + 1)) + 1
             else:
                 iv.mag = <uint64_t>lv
+            if self.typed:
+                v.kind = J_RAWINT
+                v.neg = iv.neg
+                v.n = <Py_ssize_t>iv.mag
+                v.p = NULL
+                return 0
             tn = int_to_text(&iv, out)
             _span_scratch(v, start, tn)
             v.kind = J_INT
@@ -616,6 +627,12 @@ cdef class AvroPlan(OpenPlan):
                 if isinf(f32):
                     return fail_at(err, v.off, "number out of range")
                 f64 = f32
+            if self.typed:
+                v.kind = J_RAWF64
+                v.neg = 0
+                v.p = NULL
+                memcpy(&v.n, &f64, 8)
+                return 0
             if f64 == 0:
                 if signbit(f64):
                     out[0] = 45
@@ -662,6 +679,71 @@ cdef class AvroPlan(OpenPlan):
             return -1
         _span_scratch(v, start, self.scratch.len - start)
         return 0
+
+    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
+        """Raw numbers straight into numeric targets; everything else through the text rules."""
+        cdef int w = self.writers[j]
+        cdef IntVal iv
+        cdef int64_t lo, v64
+        cdef uint64_t hi
+        cdef double x
+        cdef float f
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        cdef char txt[400]
+        cdef char digits[24]
+        cdef int nd, e10, tn
+        cdef ColEntry tmp
+        if e.v.kind == J_RAWINT:
+            iv.neg = e.v.neg
+            iv.mag = <uint64_t>e.v.n
+            int_range(e.t, e.f, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, e.v.off, "integer out of range")
+            if W_INT8 <= w <= W_UINT64:
+                writer_range(w, &lo, &hi)
+                if not int_in_range(&iv, lo, hi):
+                    return fail_at(err, e.v.off, "integer out of range for the target type")
+                v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+                if w == W_INT8 or w == W_UINT8:
+                    i8 = <int8_t>v64
+                    return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -1
+                if w == W_INT16 or w == W_UINT16:
+                    i16 = <int16_t>v64
+                    return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -1
+                if w == W_INT32 or w == W_UINT32:
+                    i32 = <int32_t>v64
+                    return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -1
+                return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -1
+            tn = int_to_text(&iv, txt)
+        elif e.v.kind == J_RAWF64:
+            memcpy(&x, &e.v.n, 8)
+            if w == W_FLOAT64 and (e.t == 4 or e.t == 5):
+                return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
+            if w == W_FLOAT32 and (e.t == 4 or e.t == 5):
+                f = <float>x
+                if isinf(f) or <double>f != x:
+                    return fail_at(err, e.v.off, "value not exact as float32")
+                return 0 if fix_push(&self.t_fix[j], &f) == 0 else -1
+            if x == 0:
+                tn = 2 if signbit(x) else 1
+                txt[0] = 45 if signbit(x) else 48
+                txt[1] = 48
+            else:
+                shortest_from_value(x, 32 if e.t == 4 else 64, digits, &nd, &e10)
+                tn = go_format_digits(digits, nd, e10, x < 0, txt)
+        else:
+            return OpenPlan._convert(self, e, j, err)
+        # the text form, for string/decimal/bool targets and for errors worded like the twin's
+        tmp = e[0]
+        tmp.v.p = <const uint8_t*>txt
+        tmp.v.n = tn
+        tmp.v.kind = J_INT if e.v.kind == J_RAWINT else J_STR
+        tmp.v.esc = 0
+        tmp.v.ascii = 1
+        tmp.v.neg = 0
+        return OpenPlan._convert(self, &tmp, j, err)
 
     cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t start = self.scratch.len
