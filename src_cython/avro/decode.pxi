@@ -588,6 +588,8 @@ cdef class AvroPlan(OpenPlan):
         if b.kind == AV_INT or b.kind == AV_LONG:
             if avro_long(c, &lv, err) < 0:
                 return -1
+            if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
+                return fail_at(err, v.off, "Avro int out of 32-bit range")
             iv.neg = 0
             if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
                 iv.mag = <uint64_t>lv      # long mode: TiCDC casts the uint64 to int64
@@ -845,6 +847,8 @@ cdef class AvroPlan(OpenPlan):
         if b.kind == AV_INT or b.kind == AV_LONG:
             if avro_long(c, &lv, err) < 0:
                 return -1
+            if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
+                return fail(err, c, "Avro int out of 32-bit range")
             if info != NULL:
                 if f.role == ROLE_COMMIT_TS:
                     info.commit_ts = lv
@@ -988,4 +992,3 @@ def _flatten(fields, flat_fields, flat_branches, symbols, top=True):
         _flatten(sub, flat_fields, flat_branches, symbols, top=False)
         flat_branches[bidx][5] = first
         flat_branches[bidx][6] = len(sub)
-    flat_branches[:] = [tuple(b) if isinstance(b, list) else b for b in flat_branches]

@@ -17,7 +17,7 @@ from .. import _constants as C
 from .. import values as V
 from ..errors import DecodeError
 from ..open.reference import convert_typed, render_text
-from .schema import AV_RECORD, EXTENSIONS
+from .schema import AV_INT, AV_NULL, AV_RECORD, EXTENSIONS
 
 _MASK64 = (1 << 64) - 1
 _I64 = (1 << 63) - 1
@@ -101,7 +101,16 @@ class ReferenceAvroRows:
                               i, 5 + buf.tell(), part=part)
         return ws, rec
 
+    def _check_ints(self, fields, rec, i, part):
+        """Avro ``int`` is 32-bit; fastavro's reader does not check."""
+        for f in fields:
+            v = rec.get(f.name)
+            if type(v) is int and all(b.kind == AV_INT for b in f.branches if b.kind != AV_NULL) \
+                    and not -(1 << 31) <= v < (1 << 31):
+                raise DecodeError("Avro int out of 32-bit range", i, 0, f.name, part=part)
+
     def _image(self, fields, rec, i, part):
+        self._check_ints(fields, rec, i, part)
         out = []
         for f in fields:
             if f.name in EXTENSIONS:
