@@ -4,6 +4,10 @@
 >>> messages = OpenEncoder("tiflow").encode(realistic_changefeed(1000))
 >>> from ticdc_fast.testing import SimpleEncoder, simple_changefeed
 >>> messages = SimpleEncoder("avro").encode(simple_changefeed(1000))
+>>> from ticdc_fast.testing import AvroEncoder, LocalSchemaRegistry, realistic_avro_changefeed
+>>> events, table_columns = realistic_avro_changefeed(1000)
+>>> with LocalSchemaRegistry() as reg:
+...     messages = AvroEncoder(reg.url, table_columns=table_columns).encode(events)
 """
 from .open_encoder import (DDL, Col, OpenEncoder, Resolved, RowChange, claim_check_file, go_quote,
                            make_tso, realistic_changefeed)
@@ -11,9 +15,16 @@ from .simple_encoder import (SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML
                              SimpleTable, SimpleWatermark, go_json_string, orders_table,
                              simple_changefeed)
 from .simple_encoder import claim_check_file as simple_claim_check_file
+from .registry import LocalSchemaRegistry
+from .avro_encoder import (AVRO_ORDERS_COLUMNS, AvroColumn, AvroEncoder, AvroRegistryError,
+                           avro_decimal_bytes, realistic_avro_changefeed, sanitize_name,
+                           sanitize_topic)
 
 __all__ = ["Col", "RowChange", "DDL", "Resolved", "OpenEncoder", "realistic_changefeed",
            "claim_check_file", "go_quote", "make_tso",
            "SimpleColumn", "SimpleTable", "SimpleDML", "SimpleDDL", "SimpleBootstrap",
            "SimpleWatermark", "SimpleEncoder", "simple_changefeed", "orders_table",
-           "simple_claim_check_file", "go_json_string"]
+           "simple_claim_check_file", "go_json_string",
+           "LocalSchemaRegistry", "AvroColumn", "AvroEncoder", "AvroRegistryError",
+           "realistic_avro_changefeed", "AVRO_ORDERS_COLUMNS", "avro_decimal_bytes",
+           "sanitize_name", "sanitize_topic"]
