@@ -284,6 +284,57 @@ cdef int _step_digits(char* digits, int nd, int* e10, int up) noexcept nogil:
     return 1
 
 
+cdef double P10[23]
+cdef void _init_p10() noexcept:
+    cdef int k
+    P10[0] = 1.0
+    for k in range(1, 23):
+        P10[k] = P10[k - 1] * 10.0     # exact up to 1e22
+
+_init_p10()
+
+
+cdef int _fast_shortest(double ax, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
+    """Short decimals without printf: the smallest k with N = round(ax * 10^k) such that N / 10^k
+    (a correctly rounded division of exact values = strtod of that decimal) gives back ax.  With
+    N of at most 15 digits (6 for float32) no shorter decimal maps to ax, so these are the digits."""
+    cdef int k, nd, lim = 15 if bits == 64 else 6
+    cdef double y, back
+    cdef int64_t n
+    cdef char tmp[24]
+    cdef int i
+    if not (1e-5 <= ax < 1e15):
+        return -1
+    for k in range(0, 16):
+        y = ax * P10[k]
+        if y >= 1e15:
+            return -1
+        n = <int64_t>(y + 0.5)
+        back = <double>n / P10[k]
+        if bits == 32:
+            if <float>back != <float>ax:
+                continue
+        elif back != ax:
+            continue
+        if n == 0:
+            return -1
+        nd = 0
+        while n:
+            tmp[nd] = <char>(48 + n % 10)
+            n //= 10
+            nd += 1
+        if nd > lim:
+            return -1
+        for i in range(nd):
+            digits[i] = tmp[nd - 1 - i]
+        exp_out[0] = nd - k
+        while nd > 1 and digits[nd - 1] == 48:
+            nd -= 1
+        nd_out[0] = nd
+        return 0
+    return -1
+
+
 cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
     """Shortest digits that round-trip x at this width (x finite, non-zero); among candidates of
     that length the closest.  At a power of two the interval above x is twice as wide as below,
@@ -292,6 +343,8 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     cdef char cand[24]
     cdef int p, k, nd, e10, start, ce, delta
     cdef double ax = -x if x < 0 else x
+    if _fast_shortest(ax, bits, digits, nd_out, exp_out) == 0:
+        return 0
     start = 15 if bits == 64 else 6
     # subnormals carry fewer significant bits: their shortest form can be 1 digit
     if (bits == 64 and ax < 2.2250738585072014e-308) or (bits == 32 and ax < 1.1754943508222875e-38):
