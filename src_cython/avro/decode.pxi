@@ -317,10 +317,7 @@ cdef class AvroPlan(OpenPlan):
             map_close_row(&self.c_keymap, 0)
 
     # ------------------------------------------------------------------ the hot loop
-    def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
-        cdef Py_ssize_t n = len(values), i, k
-        cdef Err err
-        cdef int rc = 0
+    cdef int _ensure_ptrs(self, Py_ssize_t n) except -1:
         if n > self.pcap:
             free(self.kptr); free(self.klen); free(self.vptr); free(self.vlen)
             self.kptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
@@ -331,21 +328,24 @@ cdef class AvroPlan(OpenPlan):
                 self.pcap = 0
                 raise MemoryError()
             self.pcap = n
-        for k in range(start, n):
-            kv = keys[k]
-            vv = values[k]
-            if kv is None:
-                self.kptr[k] = NULL
-                self.klen[k] = -1
-            else:
-                self.kptr[k] = <const uint8_t*>PyBytes_AS_STRING(kv)
-                self.klen[k] = PyBytes_GET_SIZE(kv)
-            if vv is None:
-                self.vptr[k] = NULL
-                self.vlen[k] = -1
-            else:
-                self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(vv)
-                self.vlen[k] = PyBytes_GET_SIZE(vv)
+        return 0
+
+    def prepare_arrow(self, keys, values):
+        """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
+        alive until run_prepared is done)."""
+        cdef Py_ssize_t n = len(values), k
+        self._ensure_ptrs(n)
+        _fill_from_arrow(keys, self.kptr, self.klen, n)
+        _fill_from_arrow(values, self.vptr, self.vlen, n)
+        return n
+
+    def run_prepared(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
+        return self._run_loop(start, n, msg_base)
+
+    cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
+        cdef Err err
+        cdef int rc = 0
+        cdef Py_ssize_t i
         self._begin(n * 2 + 16, 1 << 16)
         memset(&err, 0, sizeof(Err))
         i = start
@@ -364,6 +364,26 @@ cdef class AvroPlan(OpenPlan):
                     "key" if err.part == PART_KEY else "value")
             raise MemoryError()
         return i
+
+    def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        cdef Py_ssize_t n = len(values), k
+        self._ensure_ptrs(n)
+        for k in range(start, n):
+            kv = keys[k]
+            vv = values[k]
+            if kv is None:
+                self.kptr[k] = NULL
+                self.klen[k] = -1
+            else:
+                self.kptr[k] = <const uint8_t*>PyBytes_AS_STRING(kv)
+                self.klen[k] = PyBytes_GET_SIZE(kv)
+            if vv is None:
+                self.vptr[k] = NULL
+                self.vlen[k] = -1
+            else:
+                self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(vv)
+                self.vlen[k] = PyBytes_GET_SIZE(vv)
+        return self._run_loop(start, n, msg_base)
 
     cdef int _known(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """-1: not a framed record; -2: framed with an unknown id; else the plan index."""
@@ -992,3 +1012,26 @@ def _flatten(fields, flat_fields, flat_branches, symbols, top=True):
         _flatten(sub, flat_fields, flat_branches, symbols, top=False)
         flat_branches[bidx][5] = first
         flat_branches[bidx][6] = len(sub)
+
+
+cdef void _fill_from_arrow(object arr, const uint8_t** ptr, Py_ssize_t* ln, Py_ssize_t n) except *:
+    """Message pointers from a large_binary array's buffers (nulls → length -1)."""
+    cdef const int64_t[::1] offs
+    cdef const uint8_t[::1] data
+    cdef const uint8_t[::1] valid
+    cdef Py_ssize_t i, base = arr.offset, bit
+    bufs = arr.buffers()
+    offs = memoryview(bufs[1]).cast("q")
+    data = memoryview(bufs[2]).cast("B") if bufs[2] is not None and bufs[2].size else b"\0"
+    has_valid = bufs[0] is not None and arr.null_count > 0
+    if has_valid:
+        valid = memoryview(bufs[0]).cast("B")
+    for i in range(n):
+        if has_valid:
+            bit = base + i
+            if not (valid[bit >> 3] >> (bit & 7)) & 1:
+                ptr[i] = NULL
+                ln[i] = -1
+                continue
+        ptr[i] = &data[0] + offs[base + i]
+        ln[i] = offs[base + i + 1] - offs[base + i]

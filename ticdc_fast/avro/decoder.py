@@ -50,6 +50,22 @@ class AvroConfig:
     tz_offsets: tuple
 
 
+def _is_binary_array(obj) -> bool:
+    if isinstance(obj, pa.ChunkedArray):
+        obj = obj.type
+    elif isinstance(obj, pa.Array):
+        obj = obj.type
+    else:
+        return False
+    return pa.types.is_binary(obj) or pa.types.is_large_binary(obj)
+
+
+def _large(arr) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if pa.types.is_large_binary(arr.type) else arr.cast(pa.large_binary())
+
+
 class AvroDecoder:
     """Decode TiCDC ``protocol=avro`` messages (Confluent wire format: ``0x00 ‖ int32 id ‖ Avro``).
 
@@ -108,6 +124,9 @@ class AvroDecoder:
         return ws
 
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
+        if self.implementation == "cython" and _is_binary_array(values) and \
+                (keys is None or _is_binary_array(keys)):
+            return self._decode_arrow(keys, values, partitions, offsets)
         values = _as_pylist(values, "value")
         n = len(values)
         keys = _as_pylist(keys, "key") if keys is not None else [None] * n
@@ -144,6 +163,44 @@ class AvroDecoder:
                 cols.append(_as_array(offs, pa.int64()).take(idx))
         return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
             partitions=parts is not None, offsets=offs is not None))
+
+    def _decode_arrow(self, keys, values, partitions, offsets) -> pa.RecordBatch:
+        """Zero-copy input: the core reads the Arrow buffers; only the rare messages the fast path
+        leaves (new schema ids, DDL values, errors) are materialised as bytes."""
+        values = _large(values)
+        n = len(values)
+        keys = _large(keys) if keys is not None else pa.nulls(n, pa.large_binary())
+        if len(keys) != n:
+            raise DecodeError(f"{len(keys)} keys but {n} values")
+        for name, extra in (("partitions", partitions), ("offsets", offsets)):
+            if extra is not None and len(extra) != n:
+                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        rows = self._rows
+        try:
+            rows.prepare_arrow(keys, values)
+            i = 0
+            while i < n:
+                j = rows.run_prepared(i, n)
+                if j >= n:
+                    break
+                k, v = keys[j].as_py(), values[j].as_py()
+                if self._fetch_schemas(k, v, j):
+                    rows.prepare_arrow(keys, values)
+                    i = j
+                    continue
+                self._slow_message(k, v, j)
+                rows.prepare_arrow(keys, values)
+                i = j + 1
+            cols, msg_index = rows.finish(self._fields)
+        except BaseException:
+            rows.reset()
+            raise
+        if partitions is not None:
+            cols.append(_as_array(partitions, pa.int32()).take(msg_index))
+        if offsets is not None:
+            cols.append(_as_array(offsets, pa.int64()).take(msg_index))
+        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
+            partitions=partitions is not None, offsets=offsets is not None))
 
     def _fetch_schemas(self, key, value, i) -> bool:
         fetched = False

@@ -34,6 +34,10 @@ def _strip_logical(node):
 
 def decimal_text(raw: bytes, scale: int) -> str:
     """Minimal two's-complement big-endian unscaled bytes → MyDecimal-style text."""
+    if not raw:
+        raise V.ValueProblem("empty decimal bytes")   # TiCDC writes zero as 0x00
+    if len(raw) > 90:
+        raise V.ValueProblem("decimal wider than 720 bits")
     unscaled = int.from_bytes(raw, "big", signed=True)
     digits = str(abs(unscaled)).rjust(scale + 1, "0")
     text = digits if scale == 0 else f"{digits[:-scale]}.{digits[-scale:]}"
