@@ -60,7 +60,11 @@ class SchemaSource:
 
     def _client_or_create(self):
         if self._client is None and self._config is not None:
-            from confluent_kafka.schema_registry import SchemaRegistryClient
+            try:
+                from confluent_kafka.schema_registry import SchemaRegistryClient
+            except ImportError as exc:
+                raise RegistryFailure('a schema registry needs confluent-kafka: pip install '
+                                      '"ticdc_fast[registry]"') from exc
             self._client = SchemaRegistryClient(self._config)
         return self._client
 
