@@ -12,17 +12,17 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import platform
 import random
 import struct
-import time
 from decimal import Decimal
 
 import fastavro
 import pyarrow as pa
 
 import ticdc_fast
+
+from _common import best_of, pin_one_core
 
 
 def _col(name, avro, tidb, nullable=True, **extra):
@@ -93,8 +93,7 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_one_core()
     keys, values = corpus(args.rows)
     karr, varr = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
     nbytes = sum(map(len, keys)) + sum(map(len, values))
@@ -107,13 +106,6 @@ def main(argv=None):
           f"fastavro {fastavro.__version__}, one core; {args.rows:,} rows, {nbytes / 1e6:.1f} MB")
     print(f"{'path':<28} {'seconds':>8} {'MB/s':>8} {'rows/s':>12}")
 
-    def best(fn, repeat):
-        t = float("inf")
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            out = fn()
-            t = min(t, time.perf_counter() - t0)
-        return t, out
 
     results = {}
     runs = [
@@ -123,7 +115,7 @@ def main(argv=None):
         ("ticdc_fast python generic", lambda: ticdc_fast.AvroDecoder(schemas=schemas, implementation="python").decode(karr, varr), 1),
     ]
     for name, fn, rep in runs:
-        secs, out = best(fn, rep)
+        secs, out = best_of(fn, rep)
         results[name] = (secs, out)
         print(f"{name:<28} {secs:>8.3f} {nbytes / secs / 1e6:>8.1f} {args.rows / secs:>12,.0f}")
     base = results["fastavro -> pyarrow"][0]

@@ -9,24 +9,16 @@ A benchmark, not a test: numbers depend on the machine.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
-import time
 
 import pyarrow as pa
 
 import ticdc_fast
+
+from _common import best_of, pin_one_core
 from ticdc_fast.testing import OpenEncoder, realistic_changefeed
 
 
-def _best(fn, repeat):
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None):
@@ -36,8 +28,7 @@ def main(argv=None):
     ap.add_argument("--flavor", default="tiflow", choices=("tiflow", "ticdc"))
     ap.add_argument("--compression", default="none", choices=("none", "snappy", "lz4"))
     args = ap.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    pin_one_core()
 
     events = realistic_changefeed(args.rows, seed=1, flavor=args.flavor)
     msgs = OpenEncoder(flavor=args.flavor, compression=args.compression).encode(events)
@@ -56,7 +47,7 @@ def main(argv=None):
         for impl in ("cython", "python"):
             kw = {"table": "shop.orders", "schema": schema} if mode == "typed" else {}
             dec = ticdc_fast.OpenDecoder(implementation=impl, compression=args.compression, **kw)
-            secs, batch = _best(lambda: dec.decode(keys, values),
+            secs, batch = best_of(lambda: dec.decode(keys, values),
                                 args.repeat if impl == "cython" else 1)
             results[(impl, mode)] = (secs, batch)
             print(f"{impl:<10} {mode:<8} {batch.num_rows:>9,} {secs:>8.3f} {nbytes / secs / 1e6:>9.1f} "

@@ -10,24 +10,17 @@ best of --repeat.  A benchmark, not a test.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
-import time
 
 import pyarrow as pa
 
 import ticdc_fast
+
+from _common import best_of, pin_one_core
 from ticdc_fast.simple import arrow_schema
 from ticdc_fast.testing import SimpleEncoder, simple_changefeed
 
 
-def _best(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None):
@@ -35,8 +28,7 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_one_core()
 
     events = simple_changefeed(args.rows, seed=1)
     print(f"# {platform.machine()}, Python {platform.python_version()}, pyarrow {pa.__version__}, one core")
@@ -55,7 +47,7 @@ def main(argv=None):
 
                 def run():  # a fresh decoder each time: the stream starts with its BOOTSTRAP
                     return ticdc_fast.SimpleDecoder(encoding, implementation=impl, **kw).decode(None, arr)
-                secs, batch = _best(run, args.repeat if impl == "cython" else 1)
+                secs, batch = best_of(run, args.repeat if impl == "cython" else 1)
                 results[(impl, mode)] = (secs, batch)
                 print(f"{encoding:<8} {impl:<8} {mode:<8} {batch.num_rows:>9,} {secs:>8.3f} "
                       f"{nbytes / secs / 1e6:>8.1f} {batch.num_rows / secs:>11,.0f}")

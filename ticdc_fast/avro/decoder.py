@@ -10,7 +10,8 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError
-from ..open.decoder import _as_array, _as_pylist, _split_table
+from .._frontend import add_kafka_columns, as_pylist, check_extras, with_kafka_fields
+from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
 from .reference import ReferenceAvroRows
 from .registry import RegistryFailure, SchemaSource
@@ -107,12 +108,7 @@ class AvroDecoder:
         self._writers = {}
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
-        fields = list(self._fields)
-        if partitions:
-            fields.append(pa.field(C.COL_PARTITION, pa.int32()))
-        if offsets:
-            fields.append(pa.field(C.COL_OFFSET, pa.int64()))
-        return pa.schema(fields)
+        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     def writer_schema(self, schema_id: int):
         """The compiled writer schema of an id (fetched and cached on first use)."""
@@ -127,16 +123,14 @@ class AvroDecoder:
         if self.implementation == "cython" and _is_binary_array(values) and \
                 (keys is None or _is_binary_array(keys)):
             return self._decode_arrow(keys, values, partitions, offsets)
-        values = _as_pylist(values, "value")
+        values = as_pylist(values)
         n = len(values)
-        keys = _as_pylist(keys, "key") if keys is not None else [None] * n
+        keys = as_pylist(keys) if keys is not None else [None] * n
         if len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
-        parts = _as_pylist(partitions, "partition") if partitions is not None else None
-        offs = _as_pylist(offsets, "offset") if offsets is not None else None
-        for name, extra in (("partitions", parts), ("offsets", offs)):
-            if extra is not None and len(extra) != n:
-                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        parts = as_pylist(partitions) if partitions is not None else None
+        offs = as_pylist(offsets) if offsets is not None else None
+        check_extras(n, parts, offs)
         keys = [None if k is None else bytes(k) for k in keys]
         values = [None if v is None else bytes(v) for v in values]
         rows = self._rows
@@ -155,12 +149,7 @@ class AvroDecoder:
         except BaseException:
             rows.reset()
             raise
-        if parts is not None or offs is not None:
-            idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
-            if parts is not None:
-                cols.append(_as_array(parts, pa.int32()).take(idx))
-            if offs is not None:
-                cols.append(_as_array(offs, pa.int64()).take(idx))
+        add_kafka_columns(cols, msg_index, parts, offs)
         return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
             partitions=parts is not None, offsets=offs is not None))
 
@@ -172,9 +161,7 @@ class AvroDecoder:
         keys = _large(keys) if keys is not None else pa.nulls(n, pa.large_binary())
         if len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
-        for name, extra in (("partitions", partitions), ("offsets", offsets)):
-            if extra is not None and len(extra) != n:
-                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        check_extras(n, partitions, offsets)
         rows = self._rows
         try:
             rows.prepare_arrow(keys, values)
@@ -195,10 +182,7 @@ class AvroDecoder:
         except BaseException:
             rows.reset()
             raise
-        if partitions is not None:
-            cols.append(_as_array(partitions, pa.int32()).take(msg_index))
-        if offsets is not None:
-            cols.append(_as_array(offsets, pa.int64()).take(msg_index))
+        add_kafka_columns(cols, msg_index, partitions, offsets)
         return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
             partitions=partitions is not None, offsets=offsets is not None))
 

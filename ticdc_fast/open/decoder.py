@@ -11,6 +11,7 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import check_compression
+from .._frontend import add_kafka_columns, as_pylist, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..timezones import get_zone, local_table
 from . import reference
@@ -36,8 +37,6 @@ TRAILER_TYPED_FIELDS = [
     pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
     pa.field(C.COL_CLAIM_CHECK, pa.string()),
 ]
-PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
-OFFSET_FIELD = pa.field(C.COL_OFFSET, pa.int64())
 
 
 @dataclass(frozen=True)
@@ -111,21 +110,14 @@ class OpenDecoder:
             self._core_plan = _impl.core.OpenPlan(self.config)
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
-        fields = list(self._fields)
-        if partitions:
-            fields.append(PARTITION_FIELD)
-        if offsets:
-            fields.append(OFFSET_FIELD)
-        return pa.schema(fields)
+        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""
         n = len(keys)
         if len(values) != n:
             raise DecodeError(f"{n} keys but {len(values)} values")
-        for name, extra in (("partitions", partitions), ("offsets", offsets)):
-            if extra is not None and len(extra) != n:
-                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        check_extras(n, partitions, offsets)
         if self.implementation == "cython":
             kbuf, koff = _contiguous(keys, "key")
             vbuf, voff = _contiguous(values, "value")
@@ -134,32 +126,10 @@ class OpenDecoder:
                     _as_list(vbuf, voff), self.config.compression), "value")
             cols, msg_index = self._core_plan.decode(kbuf, koff, vbuf, voff)
         else:
-            cols, msg_index = reference.decode(_as_pylist(keys, "key"), _as_pylist(values, "value"),
-                                               self.config)
-        schema = self.output_schema(partitions=partitions is not None, offsets=offsets is not None)
-        if partitions is not None or offsets is not None:
-            idx = pa.array(msg_index, pa.int32()) if not isinstance(msg_index, pa.Array) else msg_index
-            if partitions is not None:
-                cols.append(_as_array(partitions, pa.int32()).take(idx))
-            if offsets is not None:
-                cols.append(_as_array(offsets, pa.int64()).take(idx))
-        return pa.RecordBatch.from_arrays(cols, schema=schema)
-
-
-def _as_array(obj, typ) -> pa.Array:
-    if isinstance(obj, pa.ChunkedArray):
-        obj = obj.combine_chunks()
-    if isinstance(obj, pa.Array):
-        return obj.cast(typ)
-    return pa.array(obj, typ)
-
-
-def _as_pylist(seq, part: str) -> list:
-    if isinstance(seq, pa.ChunkedArray):
-        seq = seq.combine_chunks()
-    if isinstance(seq, pa.Array):
-        return seq.to_pylist()
-    return list(seq)
+            cols, msg_index = reference.decode(as_pylist(keys), as_pylist(values), self.config)
+        add_kafka_columns(cols, msg_index, partitions, offsets)
+        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
+            partitions=partitions is not None, offsets=offsets is not None))
 
 
 def _as_list(buf, offs) -> list:

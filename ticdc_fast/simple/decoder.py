@@ -21,7 +21,8 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import check_compression, decompress
 from ..errors import DecodeError
-from ..open.decoder import _as_array, _as_pylist, _split_table
+from .._frontend import as_array, as_pylist, check_extras, with_kafka_fields
+from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
 from .messages import Msg, parse_message
 from .reference import ReferenceRows
@@ -186,12 +187,7 @@ class SimpleDecoder:
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         self._ensure_built()
-        fields = list(self._fields)
-        if partitions:
-            fields.append(pa.field(C.COL_PARTITION, pa.int32()))
-        if offsets:
-            fields.append(pa.field(C.COL_OFFSET, pa.int64()))
-        return pa.schema(fields)
+        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     # ------------------------------------------------------------------ schema cache
     def add_schema(self, obj) -> TableSchema:
@@ -259,15 +255,13 @@ class SimpleDecoder:
             raise
 
     def _decode(self, keys, values, partitions, offsets) -> pa.RecordBatch:
-        values = _as_pylist(values, "value")
+        values = as_pylist(values)
         n = len(values)
         if keys is not None and len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
-        parts = _as_pylist(partitions, "partition") if partitions is not None else None
-        offs = _as_pylist(offsets, "offset") if offsets is not None else None
-        for name, extra in (("partitions", parts), ("offsets", offs)):
-            if extra is not None and len(extra) != n:
-                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        parts = as_pylist(partitions) if partitions is not None else None
+        offs = as_pylist(offsets) if offsets is not None else None
+        check_extras(n, parts, offs)
         for i, v in enumerate(values):
             if v is None:
                 raise DecodeError("null value (the simple protocol never sends tombstones)", i,
@@ -299,9 +293,9 @@ class SimpleDecoder:
         if parts is not None or offs is not None:
             idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
             if parts is not None:
-                cols.append(_as_array(parts + [m[0] for m in self._extra_meta], pa.int32()).take(idx))
+                cols.append(as_array(parts + [m[0] for m in self._extra_meta], pa.int32()).take(idx))
             if offs is not None:
-                cols.append(_as_array(offs + [m[1] for m in self._extra_meta], pa.int64()).take(idx))
+                cols.append(as_array(offs + [m[1] for m in self._extra_meta], pa.int64()).take(idx))
         return pa.RecordBatch.from_arrays(cols, schema=schema)
 
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:

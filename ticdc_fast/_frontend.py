@@ -1,0 +1,52 @@
+"""Pieces every decoder front end shares: batch inputs, the Kafka metadata columns, and the
+output schema with them."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from . import _constants as C
+
+PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
+OFFSET_FIELD = pa.field(C.COL_OFFSET, pa.int64())
+
+
+def as_array(obj, typ) -> pa.Array:
+    if isinstance(obj, pa.ChunkedArray):
+        obj = obj.combine_chunks()
+    if isinstance(obj, pa.Array):
+        return obj.cast(typ)
+    return pa.array(obj, typ)
+
+
+def as_pylist(seq) -> list:
+    if isinstance(seq, pa.ChunkedArray):
+        seq = seq.combine_chunks()
+    if isinstance(seq, pa.Array):
+        return seq.to_pylist()
+    return list(seq)
+
+
+def check_extras(n: int, partitions, offsets) -> None:
+    for name, extra in (("partitions", partitions), ("offsets", offsets)):
+        if extra is not None and len(extra) != n:
+            raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+
+
+def with_kafka_fields(fields, *, partitions: bool, offsets: bool) -> pa.Schema:
+    fields = list(fields)
+    if partitions:
+        fields.append(PARTITION_FIELD)
+    if offsets:
+        fields.append(OFFSET_FIELD)
+    return pa.schema(fields)
+
+
+def add_kafka_columns(cols: list, msg_index, partitions, offsets) -> None:
+    """``_partition``/``_offset`` of each output row, taken from its message (``msg_index``)."""
+    if partitions is None and offsets is None:
+        return
+    idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+    if partitions is not None:
+        cols.append(as_array(partitions, pa.int32()).take(idx))
+    if offsets is not None:
+        cols.append(as_array(offsets, pa.int64()).take(idx))
