@@ -13,14 +13,18 @@ _LOCK = threading.Lock()
 
 
 def redact_url(url: str) -> str:
-    """The URL without user:password."""
+    """The URL without user:password (comma-separated failover lists and IPv6 hosts kept)."""
+    if "," in url:
+        return ",".join(redact_url(u.strip()) for u in url.split(","))
     try:
         parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        if parts.port:
+            host = f"{host}:{parts.port}"
     except ValueError:
         return "<invalid url>"
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 

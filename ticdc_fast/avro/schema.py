@@ -138,8 +138,17 @@ def compile_writer_schema(schema_id: int, text: str) -> WriterSchema:
         raise SchemaProblem(f"schema id {schema_id} is not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("type") != "record":
         raise SchemaProblem(f"schema id {schema_id} is not an Avro record")
-    named: dict = {}
-    fields = tuple(_field(f, named) for f in doc.get("fields", ()))
-    ns = doc.get("namespace") or ""
-    _, dot, database = ns.partition(".")
-    return WriterSchema(schema_id, database if dot else None, str(doc["name"]), fields, text)
+    try:
+        named: dict = {}
+        fields = doc.get("fields", ())
+        if not isinstance(fields, list):
+            raise SchemaProblem("'fields' is not a list")
+        fields = tuple(_field(f, named) for f in fields)
+        ns = doc.get("namespace") or ""
+        _, dot, database = str(ns).partition(".")
+        return WriterSchema(schema_id, database if dot else None, str(doc["name"]), fields, text)
+    except SchemaProblem as exc:
+        raise SchemaProblem(f"schema id {schema_id}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise SchemaProblem(f"schema id {schema_id} is not a valid Avro record schema "
+                            f"({type(exc).__name__}: {exc})") from None

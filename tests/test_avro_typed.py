@@ -1,0 +1,409 @@
+"""Avro protocol, typed output (``table=``, ``schema=pa.schema``): columns map by name onto every
+writer schema version; exact conversions; tombstones carry the key columns; control events."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import struct
+from decimal import Decimal
+
+import fastavro
+import pyarrow as pa
+import pytest
+
+import ticdc_fast
+from ticdc_fast import _constants as C
+from ticdc_fast.testing import AvroColumn, AvroEncoder
+from ticdc_fast.testing.open_encoder import DDL, Col, Resolved, RowChange, make_tso
+
+UTC = dt.timezone.utc
+N, U, B = C.FLAG_NULLABLE, C.FLAG_UNSIGNED, C.FLAG_BINARY
+PK = 11
+U64_MAX = (1 << 64) - 1
+
+
+def _ts(i):
+    return make_tso(1_700_000_000_000 + i, 1)
+
+
+def _schemas(enc):
+    return {sid: text for _, sid, text in enc.registered}
+
+
+def _split(msgs):
+    return [k for k, _ in msgs], [v for _, v in msgs]
+
+
+def _typed(impl, schemas, target, table="db.t", **kw):
+    return ticdc_fast.AvroDecoder(schemas=schemas, implementation=impl, table=table, schema=target, **kw)
+
+
+def _row(table_cols, ts, values, before=None, schema="db", table="t"):
+    cols = [Col(c.name, c.type, values.get(c.name), c.flags) for c in table_cols if c.name in values]
+    old = None if before is None else [Col(c.name, c.type, before.get(c.name), c.flags)
+                                       for c in table_cols if c.name in before]
+    return RowChange(schema, table, ts, cols, old)
+
+
+def _delete(table_cols, ts, values, schema="db", table="t"):
+    return RowChange(schema, table, ts, None,
+                     [Col(c.name, c.type, values.get(c.name), c.flags) for c in table_cols if c.name in values])
+
+
+# =========================================================================== schema versions
+V1 = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("a", C.T_LONG, N), AvroColumn("b", C.T_VARCHAR, N)]
+V2 = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("b", C.T_VARCHAR, N), AvroColumn("c", C.T_DOUBLE, N)]
+# a comes back as BIGINT (type widening), b is dropped, fields reordered
+V3 = [AvroColumn("c", C.T_DOUBLE, N), AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("a", C.T_LONGLONG, N)]
+
+
+def _versioned_stream(**enc_kw):
+    enc = AvroEncoder(table_columns={("db", "t"): V1}, **enc_kw)
+    msgs = enc.encode([_row(V1, _ts(0), {"id": 1, "a": -5, "b": "one"}),
+                       _row(V1, _ts(1), {"id": 2, "a": None, "b": "two"})])
+    enc.table_columns[("db", "t")] = V2
+    msgs += enc.encode([_row(V2, _ts(2), {"id": 3, "b": "three", "c": 2.5}),
+                        _delete(V2, _ts(3), {"id": 1, "b": "one", "c": None})])
+    enc.table_columns[("db", "t")] = V3
+    msgs += enc.encode([_row(V3, _ts(4), {"c": -0.25, "id": 4, "a": (1 << 62) + 1}),
+                        _row(V3, _ts(5), {"c": 1e300, "id": 2, "a": 7}, before={"c": None, "id": 2, "a": None})])
+    value_ids = [sid for s, sid, _ in enc.registered if s.endswith("-value")]
+    assert len(value_ids) == 3
+    return enc, msgs, value_ids
+
+
+TARGET = pa.schema([("c", pa.float64()), ("b", pa.string()), ("a", pa.int64()), ("id", pa.int64()),
+                    ("never", pa.string())])
+
+
+def test_mapping_by_name_across_schema_versions(impl):
+    enc, msgs, (v1, v2, v3) = _versioned_stream()
+    batch = _typed(impl, _schemas(enc), TARGET).decode(*_split(msgs))
+    assert batch.schema.names == ["_op", "_commit_ts", "c", "b", "a", "id", "never", "_ddl", "_value_schema_id"]
+    assert batch.to_pylist() == [
+        {"_op": "INSERT", "_commit_ts": _ts(0), "c": None, "b": "one", "a": -5, "id": 1, "never": None, "_ddl": None, "_value_schema_id": v1},
+        {"_op": "INSERT", "_commit_ts": _ts(1), "c": None, "b": "two", "a": None, "id": 2, "never": None, "_ddl": None, "_value_schema_id": v1},
+        {"_op": "INSERT", "_commit_ts": _ts(2), "c": 2.5, "b": "three", "a": None, "id": 3, "never": None, "_ddl": None, "_value_schema_id": v2},
+        {"_op": "DELETE", "_commit_ts": None, "c": None, "b": None, "a": None, "id": 1, "never": None, "_ddl": None, "_value_schema_id": None},
+        {"_op": "INSERT", "_commit_ts": _ts(4), "c": -0.25, "b": None, "a": (1 << 62) + 1, "id": 4, "never": None, "_ddl": None, "_value_schema_id": v3},
+        {"_op": "UPDATE", "_commit_ts": _ts(5), "c": 1e300, "b": None, "a": 7, "id": 2, "never": None, "_ddl": None, "_value_schema_id": v3},
+    ]
+
+
+def test_mapping_by_name_in_batches_of_one(impl):
+    """A schema id first seen in a later batch of the same decoder maps just the same."""
+    enc, msgs, _ = _versioned_stream()
+    dec = _typed(impl, _schemas(enc), TARGET)
+    whole = _typed(impl, _schemas(enc), TARGET).decode(*_split(msgs))
+    singles = [dec.decode([k], [v]) for k, v in msgs]
+    assert pa.Table.from_batches(singles).combine_chunks().to_batches()[0].equals(whole)
+
+
+def test_writer_lacks_target_column_is_null(impl):
+    enc, msgs, _ = _versioned_stream()
+    target = pa.schema([("only_in_target", pa.int64()), ("id", pa.int64())])
+    rows = _typed(impl, _schemas(enc), target).decode(*_split(msgs)).to_pylist()
+    assert [r["only_in_target"] for r in rows] == [None] * 6
+    assert [r["id"] for r in rows] == [1, 2, 3, 1, 4, 2]
+
+
+def test_extra_writer_columns_ignored_by_default(impl):
+    enc, msgs, _ = _versioned_stream()
+    rows = _typed(impl, _schemas(enc), pa.schema([("id", pa.int64())])).decode(*_split(msgs)).to_pylist()
+    assert [(r["_op"], r["id"]) for r in rows] == [("INSERT", 1), ("INSERT", 2), ("INSERT", 3), ("DELETE", 1),
+                                                   ("INSERT", 4), ("UPDATE", 2)]
+
+
+def test_extra_writer_columns_error(impl):
+    enc, msgs, (v1, v2, v3) = _versioned_stream()
+    keys, values = _split(msgs)
+    # target has every column of v1 and v3 but not v2's "c"... and v3's "c": first hit is message 2
+    target = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed(impl, _schemas(enc), target, extra_columns="error").decode(keys, values)
+    assert ei.value.message_index == 2 and ei.value.column == "c"
+    assert "'c'" in str(ei.value) and ei.value.part == "value"
+    # v1 alone is fine (the _tidb_* extension fields never count as extra columns)
+    ok = _typed(impl, _schemas(enc), target, extra_columns="error").decode(keys[:2], values[:2])
+    assert ok.column("b").to_pylist() == ["one", "two"]
+    # with the full set of names, every version decodes
+    full = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string()), ("c", pa.float64())])
+    assert _typed(impl, _schemas(enc), full, extra_columns="error").decode(keys, values).num_rows == 6
+
+
+def test_extra_columns_argument_is_checked(impl):
+    with pytest.raises(ValueError):
+        ticdc_fast.AvroDecoder(schemas={}, table="db.t", schema=pa.schema([("id", pa.int64())]),
+                               extra_columns="warn", implementation=impl)
+    with pytest.raises(ValueError):
+        ticdc_fast.AvroDecoder(schemas={}, table="db.t", implementation=impl)
+    with pytest.raises(ValueError):
+        ticdc_fast.AvroDecoder(schemas={}, table="no_dot", schema=pa.schema([("id", pa.int64())]),
+                               implementation=impl)
+
+
+# =========================================================================== conversions
+UCOLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("bu", C.T_LONGLONG, N | U)]
+
+
+@pytest.mark.parametrize("mode", ["long", "string"])
+def test_bigint_unsigned_targets(impl, mode):
+    enc = AvroEncoder(table_columns={("db", "t"): UCOLS}, bigint_unsigned_handling_mode=mode)
+    vals = [0, 1, (1 << 63) - 1, 1 << 63, U64_MAX, None]
+    msgs = enc.encode([_row(UCOLS, _ts(i), {"id": i, "bu": v}) for i, v in enumerate(vals)])
+    keys, values = _split(msgs)
+    s = _schemas(enc)
+    assert _typed(impl, s, pa.schema([("bu", pa.uint64())])).decode(keys, values).column("bu").to_pylist() == vals
+    dec = _typed(impl, s, pa.schema([("bu", pa.decimal128(20, 0))])).decode(keys, values)
+    assert dec.column("bu").to_pylist() == [None if v is None else Decimal(v) for v in vals]
+    assert dec.schema.field("bu").type == pa.decimal128(20, 0)
+    # int64 holds the first three only: the fourth (2^63) is a DecodeError, never a wrapped value
+    i64 = pa.schema([("bu", pa.int64())])
+    assert _typed(impl, s, i64).decode(keys[:3], values[:3]).column("bu").to_pylist() == vals[:3]
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed(impl, s, i64).decode(keys, values)
+    assert (ei.value.message_index, ei.value.column) == (3, "bu")
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed(impl, s, pa.schema([("bu", pa.decimal128(19, 0))])).decode(keys, values)
+    assert (ei.value.message_index, ei.value.column) == (4, "bu")
+
+
+DCOLS = [AvroColumn("id", C.T_LONGLONG, PK),
+         AvroColumn("d65", C.T_NEWDECIMAL, N | B, length=65, scale=30),
+         AvroColumn("d4", C.T_NEWDECIMAL, N | B, length=10, scale=4)]
+D65 = ["9" * 35 + "." + "9" * 30, "-" + "9" * 35 + "." + "9" * 30, "0.000000000000000000000000000001",
+       "-0.000000000000000000000000000001", "0.000000000000000000000000000000", "-128.000000000000000000000000000000"]
+
+
+@pytest.mark.parametrize("mode", ["precise", "string"])
+def test_decimal_targets_exact(impl, mode):
+    enc = AvroEncoder(table_columns={("db", "t"): DCOLS}, decimal_handling_mode=mode)
+    d4 = ["1.2300", "-1.2300", "0.0000", "-32768.0000", "123456.0000", None]
+    msgs = enc.encode([_row(DCOLS, _ts(i), {"id": i, "d65": a, "d4": b}) for i, (a, b) in enumerate(zip(D65, d4))])
+    keys, values = _split(msgs)
+    s = _schemas(enc)
+    out = _typed(impl, s, pa.schema([("d65", pa.decimal256(65, 30)), ("d4", pa.decimal128(10, 2))])).decode(keys, values)
+    assert out.column("d65").to_pylist() == [Decimal(x) for x in D65]
+    assert out.column("d4").to_pylist() == [Decimal("1.23"), Decimal("-1.23"), Decimal(0), Decimal("-32768"),
+                                            Decimal("123456"), None]
+    assert str(out.column("d65")[0].as_py()) == D65[0]               # all 65 digits, no rounding
+    # the same column into more scale / into an integer when the fraction is zero
+    wide = _typed(impl, s, pa.schema([("d4", pa.decimal128(38, 10)), ("d65", pa.string())])).decode(keys, values)
+    assert wide.column("d4").to_pylist()[0] == Decimal("1.2300000000")
+    assert wide.column("d65").to_pylist() == D65                       # string target: the text
+    ints = _typed(impl, s, pa.schema([("d4", pa.int32())])).decode(keys[2:], values[2:])
+    assert ints.column("d4").to_pylist() == [0, -32768, 123456, None]
+
+
+@pytest.mark.parametrize("target,bad_index", [
+    (pa.schema([("d4", pa.decimal128(10, 1))]), 0),       # 1.23 needs two fraction digits
+    (pa.schema([("d4", pa.int64())]), 0),                 # not an integer
+    (pa.schema([("d65", pa.decimal128(38, 30))]), 0),     # 65 digits do not fit in 38
+    (pa.schema([("d4", pa.decimal128(7, 2))]), 4),        # -32768.00 fits, 123456.00 needs 8 digits
+])
+def test_decimal_targets_inexact_is_decode_error(impl, target, bad_index):
+    enc = AvroEncoder(table_columns={("db", "t"): DCOLS})
+    d4 = ["1.2300", "-1.0000", "0.0000", "-32768.0000", "123456.0000"]
+    msgs = enc.encode([_row(DCOLS, _ts(i), {"id": i, "d65": a, "d4": b}) for i, (a, b) in enumerate(zip(D65, d4))])
+    keys, values = _split(msgs)
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed(impl, _schemas(enc), target).decode(keys, values)
+    assert ei.value.message_index == bad_index and ei.value.column == target.names[0]
+    assert ei.value.part == "value"
+
+
+TCOLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("ts", C.T_TIMESTAMP, N), AvroColumn("dtm", C.T_DATETIME, N),
+         AvroColumn("d", C.T_DATE, N)]
+_WALLS = ["2024-01-01 08:00:00", "2024-03-10 02:30:00", "2024-11-03 01:30:00", "2024-07-01 12:00:00.000001",
+          "1970-01-01 00:00:00"]
+
+
+@pytest.mark.parametrize("tz,expected", [
+    ("UTC", [dt.datetime(2024, 1, 1, 8), dt.datetime(2024, 3, 10, 2, 30), dt.datetime(2024, 11, 3, 1, 30),
+             dt.datetime(2024, 7, 1, 12, 0, 0, 1), dt.datetime(1970, 1, 1)]),
+    ("Asia/Shanghai", [dt.datetime(2024, 1, 1, 0), dt.datetime(2024, 3, 9, 18, 30), dt.datetime(2024, 11, 2, 17, 30),
+                       dt.datetime(2024, 7, 1, 4, 0, 0, 1), dt.datetime(1969, 12, 31, 16)]),
+    # DST gap and fold resolve like fold=0: the offset in force before the transition
+    ("America/New_York", [dt.datetime(2024, 1, 1, 13), dt.datetime(2024, 3, 10, 7, 30),
+                          dt.datetime(2024, 11, 3, 5, 30), dt.datetime(2024, 7, 1, 16, 0, 0, 1),
+                          dt.datetime(1970, 1, 1, 5)]),
+])
+def test_timestamp_with_timezone(impl, tz, expected):
+    enc = AvroEncoder(table_columns={("db", "t"): TCOLS})
+    msgs = enc.encode([_row(TCOLS, _ts(i), {"id": i, "ts": w, "dtm": w, "d": w[:10]}) for i, w in enumerate(_WALLS)])
+    keys, values = _split(msgs)
+    target = pa.schema([("ts", pa.timestamp("us", tz="UTC")), ("dtm", pa.timestamp("us")), ("d", pa.date32())])
+    out = _typed(impl, _schemas(enc), target, timezone=tz).decode(keys, values)
+    assert out.column("ts").to_pylist() == [e.replace(tzinfo=UTC) for e in expected]
+    naive = _typed(impl, _schemas(enc), pa.schema([("ts", pa.timestamp("us")), ("dtm", pa.timestamp("us", tz="UTC"))]),
+                   timezone=tz).decode(keys, values)
+    assert naive.column("ts").to_pylist() == expected                 # UTC, without a zone
+    walls = [dt.datetime.fromisoformat(w) for w in _WALLS]
+    assert out.column("dtm").to_pylist() == walls                       # DATETIME: never converted
+    assert naive.column("dtm").to_pylist() == [w.replace(tzinfo=UTC) for w in walls]
+    assert out.column("d").to_pylist() == [w.date() for w in walls]
+    # generic output keeps the wall clock text
+    g = ticdc_fast.AvroDecoder(schemas=_schemas(enc), implementation=impl, timezone=tz).decode(keys, values)
+    assert [dict(a)["ts"] for a in g.column("after").to_pylist()] == _WALLS
+
+
+def test_unknown_timezone_is_rejected(impl):
+    with pytest.raises(ValueError, match="Not/AZone"):
+        ticdc_fast.AvroDecoder(schemas={}, timezone="Not/AZone", implementation=impl)
+
+
+# =========================================================================== tombstones
+KCOLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("region", C.T_VARCHAR, 2 | 8),   # composite PK
+         AvroColumn("v", C.T_LONG, N), AvroColumn("w", C.T_VARCHAR, N)]
+
+
+@pytest.mark.parametrize("flavor,watermark", [("tiflow", False), ("ticdc", False), ("ticdc", True)])
+def test_tombstone_rows_carry_key_columns(impl, flavor, watermark):
+    enc = AvroEncoder(table_columns={("db", "t"): KCOLS}, flavor=flavor, enable_watermark=watermark)
+    row = {"id": 7, "region": "eu-1", "v": 3, "w": "x"}
+    msgs = enc.encode([_row(KCOLS, _ts(0), row), _delete(KCOLS, _ts(1), row)])
+    keys, values = _split(msgs)
+    assert values[1] == (b"\x03" + _ts(1).to_bytes(8, "big") if watermark else None)
+    target = pa.schema([("w", pa.string()), ("region", pa.string()), ("v", pa.int32()), ("id", pa.int64())])
+    rows = _typed(impl, _schemas(enc), target).decode(keys, values).to_pylist()
+    assert rows[0] == {"_op": "INSERT", "_commit_ts": _ts(0), "w": "x", "region": "eu-1", "v": 3, "id": 7,
+                       "_ddl": None, "_value_schema_id": rows[0]["_value_schema_id"]}
+    assert rows[1] == {"_op": "DELETE", "_commit_ts": _ts(1) if watermark else None, "w": None,
+                       "region": "eu-1", "v": None, "id": 7, "_ddl": None, "_value_schema_id": None}
+    # a target without the key columns still gets the DELETE row (all null)
+    only_v = _typed(impl, _schemas(enc), pa.schema([("v", pa.int32())])).decode(keys, values).to_pylist()
+    assert [(r["_op"], r["v"]) for r in only_v] == [("INSERT", 3), ("DELETE", None)]
+
+
+# =========================================================================== control events
+OCOLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("v", C.T_LONG, N)]
+
+
+def _mixed_stream():
+    enc = AvroEncoder(table_columns={("db", "t"): OCOLS, ("db", "other"): OCOLS}, enable_watermark=True)
+    events = [DDL("db", "t", _ts(0), "CREATE TABLE `db`.`t` (id BIGINT PRIMARY KEY, v INT)", 3),
+              DDL("db", "other", _ts(1), "CREATE TABLE `db`.`other` (id BIGINT PRIMARY KEY, v INT)", 3),
+              _row(OCOLS, _ts(2), {"id": 1, "v": 10}),
+              _row(OCOLS, _ts(2), {"id": 1, "v": 99}, table="other"),
+              Resolved(_ts(3)),
+              _delete(OCOLS, _ts(4), {"id": 1, "v": 99}, table="other"),
+              _row(OCOLS, _ts(5), {"id": 1, "v": 11}, before={"id": 1, "v": 10}),
+              DDL("db", "t", _ts(6), "ALTER TABLE `db`.`t` ADD INDEX i (v)", 7),
+              Resolved(_ts(7))]
+    return enc, enc.encode(events)
+
+
+def test_control_events_kept_for_the_table(impl):
+    enc, msgs = _mixed_stream()
+    keys, values = _split(msgs)
+    out = _typed(impl, _schemas(enc), pa.schema([("id", pa.int64()), ("v", pa.int32())])).decode(
+        keys, values, partitions=list(range(9)), offsets=[100 + i for i in range(9)])
+    rows = out.to_pylist()
+    assert [(r["_op"], r["_commit_ts"], r["id"], r["v"], r["_offset"]) for r in rows] == [
+        ("DDL", _ts(0), None, None, 100), ("INSERT", _ts(2), 1, 10, 102), ("RESOLVED", _ts(3), None, None, 104),
+        ("UPDATE", _ts(5), 1, 11, 106), ("DDL", _ts(6), None, None, 107), ("RESOLVED", _ts(7), None, None, 108)]
+    assert [r["_partition"] for r in rows] == [0, 2, 4, 6, 7, 8]
+    assert rows[0]["_ddl"].startswith("CREATE TABLE `db`.`t`") and rows[4]["_ddl"].startswith("ALTER TABLE")
+
+
+def test_control_events_false_drops_resolved_and_ddl(impl):
+    enc, msgs = _mixed_stream()
+    keys, values = _split(msgs)
+    out = _typed(impl, _schemas(enc), pa.schema([("v", pa.int32())]), control_events=False).decode(
+        keys, values, offsets=list(range(9)))
+    assert [(r["_op"], r["v"], r["_offset"]) for r in out.to_pylist()] == [("INSERT", 10, 2), ("UPDATE", 11, 6)]
+    other = _typed(impl, _schemas(enc), pa.schema([("v", pa.int32())]), table="db.other",
+                   control_events=False).decode(keys, values)
+    assert [(r["_op"], r["v"]) for r in other.to_pylist()] == [("INSERT", 99), ("DELETE", None)]
+
+
+def test_empty_and_skipped_batches_have_the_typed_schema(impl):
+    enc, msgs = _mixed_stream()
+    keys, values = _split(msgs)
+    target = pa.schema([("id", pa.int64())])
+    dec = _typed(impl, _schemas(enc), target, table="db.nothing", control_events=False)
+    for k, v in ((keys, values), ([], [])):
+        out = dec.decode(k, v, partitions=[0] * len(k))
+        assert out.num_rows == 0 and out.schema == dec.output_schema(partitions=True)
+
+
+# =========================================================================== TC include-before-value
+def _t(avro, tidb):
+    return {"type": avro, "connect.parameters": {"tidb_type": tidb}}
+
+
+_FIELDS = [{"name": "id", "type": _t("long", "BIGINT")},
+           {"default": None, "name": "v", "type": ["null", _t("string", "TEXT")]}]
+BEFORE_VALUE = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS + [
+    {"default": None, "name": "_ticdc_before",
+     "type": ["null", {"type": "record", "name": "t_before", "fields": _FIELDS}]},
+    {"default": "", "name": "_tidb_op", "type": "string"},
+    {"default": 0, "name": "_tidb_commit_ts", "type": "long"},
+    {"default": 0, "name": "_tidb_commit_physical_time", "type": "long"}]}
+BEFORE_KEY = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS[:1]}
+
+
+def _framed(sid, schema, rec):
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, fastavro.parse_schema(schema), rec)
+    return b"\x00" + struct.pack(">i", sid) + buf.getvalue()
+
+
+def test_include_before_value_delete_and_update(impl):
+    schemas = {1: json.dumps(BEFORE_KEY), 2: json.dumps(BEFORE_VALUE)}
+    key = _framed(1, BEFORE_KEY, {"id": 5})
+    ext = {"_tidb_commit_physical_time": 0}
+    ins = _framed(2, BEFORE_VALUE, dict(id=5, v="new", _ticdc_before=None, _tidb_op="c", _tidb_commit_ts=_ts(0), **ext))
+    upd = _framed(2, BEFORE_VALUE, dict(id=5, v="newer", _ticdc_before={"id": 5, "v": "new"}, _tidb_op="u",
+                                        _tidb_commit_ts=_ts(1), **ext))
+    dele = _framed(2, BEFORE_VALUE, dict(id=5, v="newer", _ticdc_before=None, _tidb_op="d", _tidb_commit_ts=_ts(2), **ext))
+    keys, values = [key] * 3, [ins, upd, dele]
+    g = ticdc_fast.AvroDecoder(schemas=schemas, implementation=impl).decode(keys, values).to_pylist()
+    assert [(r["_op"], r["_commit_ts"]) for r in g] == [("INSERT", _ts(0)), ("UPDATE", _ts(1)), ("DELETE", _ts(2))]
+    assert dict(g[1]["before"]) == {"id": "5", "v": "new"} and dict(g[1]["after"]) == {"id": "5", "v": "newer"}
+    assert g[2]["after"] is None and dict(g[2]["before"]) == {"id": "5", "v": "newer"}
+    t = _typed(impl, schemas, pa.schema([("v", pa.string()), ("id", pa.int64())])).decode(keys, values).to_pylist()
+    assert [(r["_op"], r["_commit_ts"], r["id"], r["v"]) for r in t] == [
+        ("INSERT", _ts(0), 5, "new"), ("UPDATE", _ts(1), 5, "newer"), ("DELETE", _ts(2), 5, "newer")]
+
+
+# =========================================================================== other conversions
+def test_string_and_binary_targets(impl):
+    cols = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("n", C.T_LONG, N), AvroColumn("txt", C.T_VARCHAR, N),
+            AvroColumn("blob", C.T_BLOB, N | B), AvroColumn("j", C.T_JSON, N), AvroColumn("f", C.T_FLOAT, N)]
+    enc = AvroEncoder(table_columns={("db", "t"): cols})
+    msgs = enc.encode([_row(cols, _ts(0), {"id": 1, "n": -3, "txt": "héllo", "blob": b"ok", "j": '{"a": 1}', "f": 0.5}),
+                       _row(cols, _ts(1), {"id": 2, "n": None, "txt": None, "blob": b"\xff", "j": None, "f": None})])
+    keys, values = _split(msgs)
+    as_text = pa.schema([("n", pa.string()), ("txt", pa.string()), ("j", pa.string()), ("f", pa.string()),
+                         ("id", pa.string())])
+    rows = _typed(impl, _schemas(enc), as_text).decode(keys, values).to_pylist()
+    assert [(r["id"], r["n"], r["txt"], r["j"], r["f"]) for r in rows] == [
+        ("1", "-3", "héllo", '{"a": 1}', "0.5"), ("2", None, None, None, None)]
+    as_bin = pa.schema([("txt", pa.binary()), ("blob", pa.binary()), ("j", pa.binary())])
+    rows = _typed(impl, _schemas(enc), as_bin).decode(keys, values).to_pylist()
+    assert [(r["txt"], r["blob"], r["j"]) for r in rows] == [("héllo".encode(), b"ok", b'{"a": 1}'), (None, b"\xff", None)]
+    # a binary column holding invalid UTF-8 cannot be a string: DecodeError, not mojibake
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed(impl, _schemas(enc), pa.schema([("blob", pa.string())])).decode(keys, values)
+    assert (ei.value.message_index, ei.value.column) == (1, "blob")
+    assert _typed(impl, _schemas(enc), pa.schema([("blob", pa.string())])).decode(keys[:1], values[:1]).column(
+        "blob").to_pylist() == ["ok"]
+
+
+def test_generic_output_of_a_mixed_stream(impl):
+    """The same two-table stream in generic mode: every row, each with its own table and schema id."""
+    enc, msgs = _mixed_stream()
+    keys, values = _split(msgs)
+    rows = ticdc_fast.AvroDecoder(schemas=_schemas(enc), implementation=impl).decode(keys, values).to_pylist()
+    got = [(r["_op"], r["_table"], r["_commit_ts"], r["after"] and dict(r["after"]), r["before"] and dict(r["before"]))
+           for r in rows]
+    assert got == [
+        ("DDL", "t", _ts(0), None, None), ("DDL", "other", _ts(1), None, None),
+        ("INSERT", "t", _ts(2), {"id": "1", "v": "10"}, None), ("INSERT", "other", _ts(2), {"id": "1", "v": "99"}, None),
+        ("RESOLVED", None, _ts(3), None, None), ("DELETE", "other", None, None, {"id": "1"}),
+        ("UPDATE", "t", _ts(5), {"id": "1", "v": "11"}, None), ("DDL", "t", _ts(6), None, None),
+        ("RESOLVED", None, _ts(7), None, None)]
+    vids = [r["_value_schema_id"] for r in rows]
+    assert vids[2] == vids[6] and vids[2] != vids[3] and vids[5] is None
