@@ -1,0 +1,18 @@
+"""Spark integration: decode TiCDC Kafka messages with ``mapInArrow``, Spark schemas of tables,
+changelog helpers, and a Kafka data source that needs no connector jar.
+
+Importing this module does not import pyspark; the functions do when called."""
+from .changelog import complete_up_to, drop_duplicates, latest_state
+from .decoding import PROTOCOLS, decode, output_arrow_schema
+from .schemas import avro_table_schema, open_table_schema, simple_table_schema, spark_ddl
+
+
+def register_kafka_source(spark) -> None:
+    """Register the ``ticdc_kafka`` data source (Kafka through confluent-kafka) with a session."""
+    from .kafka_source import register
+    register(spark)
+
+
+__all__ = ["PROTOCOLS", "avro_table_schema", "complete_up_to", "decode", "drop_duplicates",
+           "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source",
+           "simple_table_schema", "spark_ddl"]
