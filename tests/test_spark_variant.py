@@ -14,19 +14,6 @@ from ticdc_fast import _constants as C
 from ticdc_fast.testing import Col, OpenEncoder, RowChange
 
 
-@pytest.fixture(scope="session")
-def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("ticdc_fast-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
-    yield session
-    session.stop()
-
-
 def _messages():
     cols = [
         Col("id", C.T_LONGLONG, 1, 11),

@@ -68,7 +68,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
         from ticdc_fast import spark as tfs
         spark = (SparkSession.builder.master("local[2]").appName("ticdc-fast-demo")
                  .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-                 .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+                 .config("spark.sql.shuffle.partitions", "4").config("spark.ui.showConsoleProgress", "false").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         try:
             tfs.register_kafka_source(spark)
