@@ -471,14 +471,45 @@ cdef class SimplePlan(OpenPlan):
         cdef Span name, v
         cdef int r
         cdef IntVal iv
+        cdef int direct = 0, which, rc
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return RUN_STOP   # not an object: the slow path reports it
+        self.names.len = 0
+        self.avro_scratch.len = 0
+        self.images[IMG_U].present = 0
+        self.images[IMG_P].present = 0
         r = obj_open(c, err)
         if r < 0:
             return -1
         while r == 0:
-            if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
+            if obj_key(c, &name, err) < 0:
+                return -1
+            # Go writes database/table/schemaVersion/type before data/old: with the plan known,
+            # parse the image right here instead of skipping it and parsing it again
+            which = -1
+            if c.pos[0] == 123 and not name.esc and name.n <= 4:
+                if name.n == 4 and memcmp(name.p, b"data", 4) == 0:
+                    which = IMG_U
+                elif name.n == 3 and memcmp(name.p, b"old", 3) == 0:
+                    which = IMG_P
+            if which >= 0 and d.plan < 0 and self._json_plan_early(d) == 0:
+                pass
+            if which >= 0 and d.plan >= 0:
+                rc = self._json_image_cur(c, &self.plans[d.plan], &self.images[which], err)
+                if rc != 0:
+                    return -1 if err.failed else RUN_STOP
+                if which == IMG_U:
+                    d.has_data = 1
+                else:
+                    d.has_old = 1
+                direct |= 1 if which == IMG_U else 2
+                r = obj_next(c, err)
+                if r < 0:
+                    return -1
+                r = 1 - r
+                continue
+            if scan_value(c, &v, 2, err) < 0:
                 return -1
             if key_is(&name, b"type", 4):
                 if v.kind != J_STR:
@@ -493,16 +524,22 @@ cdef class SimplePlan(OpenPlan):
                     return RUN_STOP
                 d.table = v
             elif key_is(&name, b"data", 4):
+                direct &= ~1
                 if v.kind == J_OBJ:
                     d.data_span = v
                     d.has_data = 1
-                elif v.kind != J_NULL:
+                elif v.kind == J_NULL:
+                    d.has_data = 0
+                else:
                     return RUN_STOP
             elif key_is(&name, b"old", 3):
+                direct &= ~2
                 if v.kind == J_OBJ:
                     d.old_span = v
                     d.has_old = 1
-                elif v.kind != J_NULL:
+                elif v.kind == J_NULL:
+                    d.has_old = 0
+                else:
                     return RUN_STOP
             elif key_is(&name, b"commitTs", 8):
                 if _json_u64(&v, &d.commit_ts) < 0:
@@ -555,31 +592,44 @@ cdef class SimplePlan(OpenPlan):
             d.op = OP_DELETE
         else:
             return RUN_STOP
+        if d.plan < 0:
+            self._find_json_plan(d)
+        if d.plan < 0:
+            return RUN_STOP
+        if self.stop_on_claim_check and d.ccl.kind == J_STR:
+            return RUN_STOP
+        if d.has_data and not (direct & 1) and \
+                self._json_image(&d.data_span, &self.plans[d.plan], &self.images[IMG_U], c, err) != 0:
+            return -1 if err.failed else RUN_STOP
+        if d.has_old and not (direct & 2) and \
+                self._json_image(&d.old_span, &self.plans[d.plan], &self.images[IMG_P], c, err) != 0:
+            return -1 if err.failed else RUN_STOP
+        _fix_scratch_spans(&self.images[IMG_U], self.avro_scratch.data)
+        _fix_scratch_spans(&self.images[IMG_P], self.avro_scratch.data)
+        return RUN_OK
+
+    cdef int _json_plan_early(self, DmlInfo* d) noexcept nogil:
+        """Resolve the plan once database, table, schemaVersion and a DML type were seen."""
+        if d.database.kind != J_STR or d.table.kind != J_STR or not d.has_version or d.type.kind != J_STR:
+            return -1
+        if not (d.type.n == 6 and (memcmp(d.type.p, b"INSERT", 6) == 0 or memcmp(d.type.p, b"UPDATE", 6) == 0
+                                   or memcmp(d.type.p, b"DELETE", 6) == 0)):
+            return -1
+        self._find_json_plan(d)
+        return 0 if d.plan >= 0 else -1
+
+    cdef void _find_json_plan(self, DmlInfo* d) noexcept nogil:
         if d.database.esc or d.table.esc:
             self.tmp.len = 0
             self.tmp2.len = 0
             if json_unescape(d.database.p, d.database.n, &self.tmp) < 0 \
                     or json_unescape(d.table.p, d.table.n, &self.tmp2) < 0:
-                return -1
+                d.plan = -1
+                return
             d.plan = self._find_plan(self.tmp.data, self.tmp.len, self.tmp2.data, self.tmp2.len,
                                      d.schema_version)
         else:
             d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
-        if d.plan < 0:
-            return RUN_STOP
-        if self.stop_on_claim_check and d.ccl.kind == J_STR:
-            return RUN_STOP
-        self.names.len = 0
-        self.avro_scratch.len = 0
-        self.images[IMG_U].present = 0
-        self.images[IMG_P].present = 0
-        if d.has_data and self._json_image(&d.data_span, &self.plans[d.plan], &self.images[IMG_U], c, err) != 0:
-            return -1 if err.failed else RUN_STOP
-        if d.has_old and self._json_image(&d.old_span, &self.plans[d.plan], &self.images[IMG_P], c, err) != 0:
-            return -1 if err.failed else RUN_STOP
-        _fix_scratch_spans(&self.images[IMG_U], self.avro_scratch.data)
-        _fix_scratch_spans(&self.images[IMG_P], self.avro_scratch.data)
-        return RUN_OK
 
     cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
         cdef Cur c
@@ -619,15 +669,30 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     cdef int _json_image(self, const Span* s, TablePlan* p, Image* img, Cur* outer, Err* err) noexcept nogil:
-        """Parse a data/old object with the table plan. 0 ok, 1 stop (zone), -1 error."""
+        """Parse a data/old object recorded as a span (fields came in an unusual order)."""
         cdef Cur c
+        c.start = outer.start
+        c.pos = s.p
+        c.end = s.p + s.n
+        return self._json_image_cur(&c, p, img, err)
+
+    cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, Err* err) noexcept nogil:
+        """Parse a data/old object at the cursor with the table plan. 0 ok, 1 stop (zone), -1 error."""
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
         cdef ColEntry* grown
-        c.start = outer.start
-        c.pos = s.p
-        c.end = s.p + s.n
+        cdef Cur c = cp[0]
+        r = self._json_image_body(&c, p, img, err)
+        cp.pos = c.pos
+        return r
+
+    cdef int _json_image_body(self, Cur* cc, TablePlan* p, Image* img, Err* err) noexcept nogil:
+        cdef Span v, ck
+        cdef int r, r2, j, dup, z
+        cdef ColEntry* e
+        cdef ColEntry* grown
+        cdef Cur c = cc[0]
         img.present = 1
         img.n = 0
         self.gen += 1
@@ -680,6 +745,7 @@ cdef class SimplePlan(OpenPlan):
             if r < 0:
                 return -1
             r = 1 - r
+        cc.pos = c.pos
         return 0
 
     cdef int _json_timestamp(self, ColEntry* e, Err* err) noexcept nogil:
