@@ -208,3 +208,22 @@ def kafka():
 
     with LocalKafkaBroker() as b:
         yield b
+
+
+# --------------------------------------------------------------------------- fuzzing
+def mutate(data: bytes, rnd, n: int, interesting, max_delete: int = 8) -> bytes:
+    """``n`` random edits of a message: overwrite a byte, insert an interesting token, delete up to
+    ``max_delete`` bytes, or truncate."""
+    b = bytearray(data)
+    for _ in range(n):
+        op = rnd.randrange(4)
+        pos = rnd.randrange(len(b) + 1)
+        if op == 0 and b:
+            b[min(pos, len(b) - 1)] = rnd.randrange(256)
+        elif op == 1:
+            b[pos:pos] = rnd.choice(interesting)
+        elif op == 2 and b:
+            del b[pos:pos + rnd.randrange(1, max_delete + 1)]
+        else:
+            b = b[:pos]
+    return bytes(b)

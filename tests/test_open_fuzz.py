@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import pytest
 
 import ticdc_fast
+from conftest import mutate
 from ticdc_fast import _impl
 from ticdc_fast.testing import OpenEncoder, realistic_changefeed
 
@@ -27,19 +28,7 @@ _INTERESTING = [b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b"-", b"0", b"9
 
 
 def _mutate(data: bytes, rnd: random.Random, n: int) -> bytes:
-    b = bytearray(data)
-    for _ in range(n):
-        op = rnd.randrange(4)
-        pos = rnd.randrange(len(b) + 1)
-        if op == 0 and b:
-            b[min(pos, len(b) - 1)] = rnd.randrange(256)
-        elif op == 1:
-            b[pos:pos] = rnd.choice(_INTERESTING)
-        elif op == 2 and b:
-            del b[pos:pos + rnd.randrange(1, 9)]
-        else:
-            b = b[:pos]
-    return bytes(b)
+    return mutate(data, rnd, n, _INTERESTING, max_delete=8)
 
 
 def _outcome(impl, keys, values, **kw):

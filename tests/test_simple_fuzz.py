@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ticdc_fast
+from conftest import mutate
 from ticdc_fast import _impl
 from ticdc_fast.testing import SimpleEncoder, simple_changefeed
 
@@ -21,19 +22,7 @@ _INTERESTING = [b'"', b"\\", b"{", b"}", b",", b":", b"-", b"0", b"\x16", b"\x00
 
 
 def _mutate(data: bytes, rnd: random.Random, n: int) -> bytes:
-    b = bytearray(data)
-    for _ in range(n):
-        op = rnd.randrange(4)
-        pos = rnd.randrange(len(b) + 1)
-        if op == 0 and b:
-            b[min(pos, len(b) - 1)] = rnd.randrange(256)
-        elif op == 1:
-            b[pos:pos] = rnd.choice(_INTERESTING)
-        elif op == 2 and b:
-            del b[pos:pos + rnd.randrange(1, 5)]
-        else:
-            b = b[:pos]
-    return bytes(b)
+    return mutate(data, rnd, n, _INTERESTING, max_delete=4)
 
 
 # fastavro's C reader wraps varints wider than 64 bits and resolves a negative union index from

@@ -70,6 +70,7 @@ from typing import Callable, Sequence
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .. import _constants as C
+from ._gen import WallClock
 from .open_encoder import (DDL, FLAVORS, Col, Resolved, RowChange, _float64_tf, _gc_paused,
                            _json_str_tf, make_tso)
 from .registry import CONTENT_TYPE, LocalSchemaRegistry
@@ -1018,17 +1019,8 @@ def _avro_changefeed(n_rows, seed, schema, table, resolved_every, start_ms, inse
     emitted = 0
     since_resolved = 0
     added = False
-    gmtime, strftime = time.gmtime, time.strftime
-    sec_cache: dict = {}
 
-    def wall(ms_: int) -> str:
-        s = ms_ // 1000
-        txt = sec_cache.get(s)
-        if txt is None:
-            if len(sec_cache) > 100_000:
-                sec_cache.clear()
-            txt = sec_cache[s] = strftime("%Y-%m-%d %H:%M:%S", gmtime(s))
-        return txt
+    wall = WallClock()
 
     qty_cols = [col(c_qty, q) for q in range(21)]
     status_cols = [None] + [col(c_st, i) for i in range(1, 7)]        # ENUM by 1-based index

@@ -29,6 +29,7 @@ from decimal import Decimal
 from operator import attrgetter
 
 from .. import _constants as C
+from ._gen import WallClock
 from ..compression import check_compression, compress
 from ..values import format_float
 
@@ -781,20 +782,11 @@ def _changefeed(n_rows, seed, flavor, tables, resolved_every, start_ms, insert_r
                               ORDERS_DDL.format(schema=schema, table=table), 3))
 
     state = [{"rows": {}, "live": [], "pos": {}, "next_id": 1} for _ in names]
-    gmtime, strftime = time.gmtime, time.strftime
-    sec_cache: dict = {}
     emitted = 0
     since_resolved = 0
     last_ts = events[-1].commit_ts if events else make_tso(ms)
 
-    def wall(ms_: int) -> str:
-        s = ms_ // 1000
-        txt = sec_cache.get(s)
-        if txt is None:
-            if len(sec_cache) > 100_000:
-                sec_cache.clear()
-            txt = sec_cache[s] = strftime("%Y-%m-%d %H:%M:%S", gmtime(s))
-        return txt
+    wall = WallClock()
 
     def payload():
         r = rand()
