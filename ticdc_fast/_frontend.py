@@ -26,6 +26,20 @@ def as_pylist(seq) -> list:
     return list(seq)
 
 
+def is_binary_array(obj) -> bool:
+    """An Arrow (chunked) array of binary or large_binary: the core can read its buffers."""
+    if isinstance(obj, (pa.Array, pa.ChunkedArray)):
+        return pa.types.is_binary(obj.type) or pa.types.is_large_binary(obj.type)
+    return False
+
+
+def as_large_binary(arr) -> pa.Array:
+    """One large_binary chunk (int64 offsets), the layout the core's zero-copy input reads."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if pa.types.is_large_binary(arr.type) else arr.cast(pa.large_binary())
+
+
 def check_extras(n: int, partitions, offsets) -> None:
     for name, extra in (("partitions", partitions), ("offsets", offsets)):
         if extra is not None and len(extra) != n:

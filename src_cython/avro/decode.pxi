@@ -67,6 +67,7 @@ cdef struct WPlan:
     Buf names
     Buf syms
     int64_t* sym_off
+    int* field_target      # per flat field: typed target index, -1 if none
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
 
@@ -88,6 +89,7 @@ cdef void _free_wplan(WPlan* p) noexcept nogil:
     free(p.fields)
     free(p.branches)
     free(p.sym_off)
+    free(p.field_target)
     buf_free(&p.names)
     buf_free(&p.syms)
 
@@ -168,7 +170,8 @@ cdef class AvroPlan(OpenPlan):
         p.fields = <AvField*>calloc(max(p.fields_len, 1), sizeof(AvField))
         p.branches = <AvBranch*>calloc(max(len(flat_branches), 1), sizeof(AvBranch))
         p.sym_off = <int64_t*>calloc(len(symbols) + 1, sizeof(int64_t))
-        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL:
+        p.field_target = <int*>calloc(max(p.fields_len, 1), sizeof(int))
+        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL:
             _free_wplan(p)
             raise MemoryError()
         for k, s in enumerate(symbols):
@@ -196,6 +199,7 @@ cdef class AvroPlan(OpenPlan):
             p.fields[k].name_off = p.names.len
             p.fields[k].name_len = len(nb)
             p.fields[k].hash = fnv1a(<const uint8_t*><const char*>nb, len(nb))
+            p.field_target[k] = self._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
                 raise MemoryError()
         db = None if ws.database is None else ws.database.encode("utf-8")
@@ -209,6 +213,9 @@ cdef class AvroPlan(OpenPlan):
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
             raise MemoryError()
         self.nwplans += 1
+
+    cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
+        return self.wplans[img.plan].field_target[e.col]
 
     cdef int _find_wplan(self, int32_t sid) noexcept nogil:
         cdef int k
@@ -510,6 +517,7 @@ cdef class AvroPlan(OpenPlan):
         cdef Py_ssize_t start
         img.present = 1
         img.n = 0
+        img.plan = <int>(p - self.wplans)
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -1012,26 +1020,3 @@ def _flatten(fields, flat_fields, flat_branches, symbols, top=True):
         _flatten(sub, flat_fields, flat_branches, symbols, top=False)
         flat_branches[bidx][5] = first
         flat_branches[bidx][6] = len(sub)
-
-
-cdef void _fill_from_arrow(object arr, const uint8_t** ptr, Py_ssize_t* ln, Py_ssize_t n) except *:
-    """Message pointers from a large_binary array's buffers (nulls → length -1)."""
-    cdef const int64_t[::1] offs
-    cdef const uint8_t[::1] data
-    cdef const uint8_t[::1] valid
-    cdef Py_ssize_t i, base = arr.offset, bit
-    bufs = arr.buffers()
-    offs = memoryview(bufs[1]).cast("q")
-    data = memoryview(bufs[2]).cast("B") if bufs[2] is not None and bufs[2].size else b"\0"
-    has_valid = bufs[0] is not None and arr.null_count > 0
-    if has_valid:
-        valid = memoryview(bufs[0]).cast("B")
-    for i in range(n):
-        if has_valid:
-            bit = base + i
-            if not (valid[bit >> 3] >> (bit & 7)) & 1:
-                ptr[i] = NULL
-                ln[i] = -1
-                continue
-        ptr[i] = &data[0] + offs[base + i]
-        ln[i] = offs[base + i + 1] - offs[base + i]

@@ -34,6 +34,7 @@ cdef struct Image:
     Py_ssize_t n
     Py_ssize_t cap
     int present
+    int plan               # simple/Avro: the table or writer plan its ColEntry.col indexes
 
 
 cdef struct MapCol:
@@ -893,6 +894,19 @@ cdef class OpenPlan:
             return fail_at(err, s.off, "expected a string")
         return self._push_text(out, s, err)
 
+    cdef int _target_by_name(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h = fnv1a(name, n)
+        cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(self.tslot_cap - 1))
+        cdef int j
+        while True:
+            j = self.tslot[s]
+            if j < 0:
+                return -1
+            if self.tname_hash[j] == h and self.tname_off[j + 1] - self.tname_off[j] == n \
+                    and memcmp(self.target_names.data + self.tname_off[j], name, n) == 0:
+                return j
+            s = (s + 1) & (self.tslot_cap - 1)
+
     cdef int _lookup_target(self, const ColEntry* e) noexcept nogil:
         cdef Py_ssize_t s = <Py_ssize_t>(e.hash & <uint64_t>(self.tslot_cap - 1))
         cdef int j
@@ -906,6 +920,11 @@ cdef class OpenPlan:
                 return j
             s = (s + 1) & (self.tslot_cap - 1)
 
+    cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
+        """The target column an image entry goes to (-1: none); plans with column indexes
+        override this with a table compiled once per plan."""
+        return self._lookup_target(e)
+
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         cdef int j, k
         cdef ColEntry* e
@@ -913,7 +932,7 @@ cdef class OpenPlan:
             self.present[j] = -1
         if img != NULL:
             for k in range(img.n):
-                j = self._lookup_target(&img.cols[k])
+                j = self._target_of(img, &img.cols[k])
                 if j >= 0:
                     self.present[j] = k
         for j in range(self.ntargets):

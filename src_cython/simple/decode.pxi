@@ -27,6 +27,10 @@ cdef struct TablePlan:
     int* slot                # open addressing over names -> column index
     int slot_cap
     Buf names
+    int* col_target          # per column: typed target index, -1 if none
+    int* seq                 # per position: the column seen there last time (names repeat per row)
+    uint32_t* seen           # per column: image generation it was last seen in (de-duplication)
+    int* at                  # per column: its entry index in the current image
 
 
 cdef struct DmlInfo:
@@ -59,6 +63,10 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.name_off)
     free(p.name_hash)
     free(p.slot)
+    free(p.col_target)
+    free(p.seq)
+    free(p.seen)
+    free(p.at)
     buf_free(&p.names)
 
 
@@ -94,12 +102,13 @@ cdef class SimplePlan(OpenPlan):
     cdef FixCol c_undecodable
     cdef VarCol c_raw
     cdef object fields
-    cdef list _values_ref
+    cdef object _values_ref
     cdef const uint8_t** vptr
     cdef Py_ssize_t* vlen
     cdef Py_ssize_t vcap
     cdef int started
     cdef int cur_plan
+    cdef uint32_t cgen
     cdef object _targets
     cdef const char* schema_name_ptr
     cdef const char* table_name_ptr
@@ -184,7 +193,12 @@ cdef class SimplePlan(OpenPlan):
         while p.slot_cap < 2 * n:
             p.slot_cap *= 2
         p.slot = <int*>malloc(p.slot_cap * sizeof(int))
-        if not (p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot):
+        p.col_target = <int*>calloc(n, sizeof(int))
+        p.seq = <int*>calloc(n, sizeof(int))
+        p.seen = <uint32_t*>calloc(n, sizeof(uint32_t))
+        p.at = <int*>calloc(n, sizeof(int))
+        if not (p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
+                and p.col_target and p.seq and p.seen and p.at):
             _free_table_plan(p)
             raise MemoryError()
         for k in range(p.slot_cap):
@@ -198,6 +212,8 @@ cdef class SimplePlan(OpenPlan):
             if buf_append(&p.names, <const char*>name, len(name)) < 0:
                 raise MemoryError()
             p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
+            p.col_target[j] = self._target_by_name(<const uint8_t*><const char*>name, len(name))
+            p.seq[j] = -1
             s = <Py_ssize_t>(p.name_hash[j] & <uint64_t>(p.slot_cap - 1))
             while p.slot[s] >= 0:
                 s = (s + 1) & (p.slot_cap - 1)
@@ -268,6 +284,48 @@ cdef class SimplePlan(OpenPlan):
                     and memcmp(p.names.data + p.name_off[j], name, n) == 0:
                 return j
             s = (s + 1) & (p.slot_cap - 1)
+
+    cdef inline int _resolve_column(self, TablePlan* p, Py_ssize_t pos, const uint8_t* name,
+                                    Py_ssize_t n) noexcept nogil:
+        """Column index of a data/old member: rows of one table repeat the same name sequence,
+        so the column seen at this position last time is tried before hashing."""
+        cdef int j
+        if pos < p.ncols:
+            j = p.seq[pos]
+            if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
+                    and memcmp(p.names.data + p.name_off[j], name, n) == 0:
+                return j
+        j = self._find_column(p, name, n, fnv1a(name, n))
+        if j >= 0 and pos < p.ncols:
+            p.seq[pos] = j
+        return j
+
+    cdef inline void _image_start(self, TablePlan* p, Image* img) noexcept nogil:
+        cdef int k, i
+        img.present = 1
+        img.n = 0
+        img.plan = <int>(p - self.plans)
+        self.cgen += 1
+        if self.cgen == 0:
+            for k in range(self.nplans):
+                for i in range(self.plans[k].ncols):
+                    self.plans[k].seen[i] = 0
+            self.cgen = 1
+
+    cdef inline int _dedupe_column(self, TablePlan* p, Image* img, ColEntry* e) noexcept nogil:
+        """1 if the column already appeared in this image (JSON last-wins at the first position)."""
+        cdef ColEntry* o
+        if p.seen[e.col] == self.cgen:
+            o = &img.cols[p.at[e.col]]
+            o.v = e.v
+            o.loc = e.loc
+            return 1
+        p.seen[e.col] = self.cgen
+        p.at[e.col] = <int>img.n
+        return 0
+
+    cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
+        return self.plans[img.plan].col_target[e.col]
 
     cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
         cdef int z
@@ -400,9 +458,10 @@ cdef class SimplePlan(OpenPlan):
             map_close_row(&self.c_before, 0)
 
     # ------------------------------------------------------------------ the hot loop
-    def run(self, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+    def run(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
         """Decode values[start:] while they are DML with registered schemas; return the index of
-        the first message left to the caller."""
+        the first message left to the caller.  ``values`` is a list of bytes or a large_binary
+        Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
         cdef Py_ssize_t n = len(values), i, k
         cdef Err err
         cdef int rc = 0
@@ -417,10 +476,15 @@ cdef class SimplePlan(OpenPlan):
                     self.vcap = 0
                     raise MemoryError()
                 self.vcap = n
-            for k in range(n):
-                v = values[k]
-                self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(v)
-                self.vlen[k] = PyBytes_GET_SIZE(v)
+            if isinstance(values, list):
+                for k in range(n):
+                    v = values[k]
+                    self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(v)
+                    self.vlen[k] = PyBytes_GET_SIZE(v)
+            else:
+                if values.null_count:
+                    raise ValueError("null values reach the simple-protocol core")
+                _fill_from_arrow(values, self.vptr, self.vlen, n)
             self._values_ref = values
         self._begin(n * 2 + 16, 1 << 16)
         self.pending_zone = None
@@ -693,13 +757,8 @@ cdef class SimplePlan(OpenPlan):
         cdef ColEntry* e
         cdef ColEntry* grown
         cdef Cur c = cc[0]
-        img.present = 1
-        img.n = 0
-        self.gen += 1
-        if self.gen == 0:
-            if self.dd_gen != NULL:
-                memset(self.dd_gen, 0, self.dd_cap * sizeof(uint32_t))
-            self.gen = 1
+        cdef Py_ssize_t pos = 0
+        self._image_start(p, img)
         r = obj_open(&c, err)
         if r < 0:
             return -1
@@ -721,8 +780,9 @@ cdef class SimplePlan(OpenPlan):
             else:
                 e.name_off = -1
                 e.name_len = e.name.n
-            e.hash = fnv1a(self._name_ptr(e), e.name_len)
-            j = self._find_column(p, self._name_ptr(e), e.name_len, e.hash)
+            e.hash = 0
+            j = self._resolve_column(p, pos, self._name_ptr(e), e.name_len)
+            pos += 1
             if j < 0:
                 set_column(err, self._name_ptr(e), e.name_len)
                 return fail_at(err, e.name.off, "column is not in the message's schema version")
@@ -736,10 +796,7 @@ cdef class SimplePlan(OpenPlan):
             if e.v.kind == J_OBJ and e.t == 7:
                 if self._json_timestamp(e, err) != 0:
                     return -1 if err.failed else 1
-            dup = self._dedupe_slot(img, img.n)
-            if dup < 0:
-                return -1
-            if dup == 0:
+            if self._dedupe_column(p, img, e) == 0:
                 img.n += 1
             r = obj_next(&c, err)
             if r < 0:
@@ -921,13 +978,8 @@ cdef class SimplePlan(OpenPlan):
         cdef IntVal iv
         cdef char digits[24]
         cdef int nd, e10
-        img.present = 1
-        img.n = 0
-        self.gen += 1
-        if self.gen == 0:
-            if self.dd_gen != NULL:
-                memset(self.dd_gen, 0, self.dd_cap * sizeof(uint32_t))
-            self.gen = 1
+        cdef Py_ssize_t pos = 0
+        self._image_start(p, img)
         while True:
             if avro_long(c, &count, err) < 0:
                 return -1
@@ -952,8 +1004,9 @@ cdef class SimplePlan(OpenPlan):
                     return -1
                 e.name_off = -1
                 e.name_len = e.name.n
-                e.hash = fnv1a(e.name.p, e.name.n)
-                j = self._find_column(p, e.name.p, e.name.n, e.hash)
+                e.hash = 0
+                j = self._resolve_column(p, pos, e.name.p, e.name.n)
+                pos += 1
                 if j < 0:
                     set_column(err, e.name.p, e.name.n)
                     return fail_at(err, e.name.off, "column is not in the message's schema version")
@@ -1023,10 +1076,7 @@ cdef class SimplePlan(OpenPlan):
                     rc = self._set_timestamp(e, &loc, &val, err)
                     if rc != 0:
                         return rc
-                dup = self._dedupe_slot(img, img.n)
-                if dup < 0:
-                    return -1
-                if dup == 0:
+                if self._dedupe_column(p, img, e) == 0:
                     img.n += 1
         return 0
 

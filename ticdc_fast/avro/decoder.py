@@ -10,7 +10,8 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError
-from .._frontend import add_kafka_columns, as_pylist, check_extras, with_kafka_fields
+from .._frontend import (add_kafka_columns, as_large_binary, as_pylist, check_extras, is_binary_array,
+                         with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
 from .reference import ReferenceAvroRows
@@ -49,22 +50,6 @@ class AvroConfig:
     timezone: str
     tz_bounds: tuple
     tz_offsets: tuple
-
-
-def _is_binary_array(obj) -> bool:
-    if isinstance(obj, pa.ChunkedArray):
-        obj = obj.type
-    elif isinstance(obj, pa.Array):
-        obj = obj.type
-    else:
-        return False
-    return pa.types.is_binary(obj) or pa.types.is_large_binary(obj)
-
-
-def _large(arr) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return arr if pa.types.is_large_binary(arr.type) else arr.cast(pa.large_binary())
 
 
 class AvroDecoder:
@@ -120,8 +105,8 @@ class AvroDecoder:
         return ws
 
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
-        if self.implementation == "cython" and _is_binary_array(values) and \
-                (keys is None or _is_binary_array(keys)):
+        if self.implementation == "cython" and is_binary_array(values) and \
+                (keys is None or is_binary_array(keys)):
             return self._decode_arrow(keys, values, partitions, offsets)
         values = as_pylist(values)
         n = len(values)
@@ -156,9 +141,9 @@ class AvroDecoder:
     def _decode_arrow(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         """Zero-copy input: the core reads the Arrow buffers; only the rare messages the fast path
         leaves (new schema ids, DDL values, errors) are materialised as bytes."""
-        values = _large(values)
+        values = as_large_binary(values)
         n = len(values)
-        keys = _large(keys) if keys is not None else pa.nulls(n, pa.large_binary())
+        keys = as_large_binary(keys) if keys is not None else pa.nulls(n, pa.large_binary())
         if len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
         check_extras(n, partitions, offsets)

@@ -21,7 +21,7 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import check_compression, decompress
 from ..errors import DecodeError
-from .._frontend import as_array, as_pylist, check_extras, with_kafka_fields
+from .._frontend import as_array, as_large_binary, as_pylist, check_extras, is_binary_array, with_kafka_fields
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
 from .messages import Msg, parse_message
@@ -255,21 +255,28 @@ class SimpleDecoder:
             raise
 
     def _decode(self, keys, values, partitions, offsets) -> pa.RecordBatch:
-        values = as_pylist(values)
         n = len(values)
         if keys is not None and len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
         parts = as_pylist(partitions) if partitions is not None else None
         offs = as_pylist(offsets) if offsets is not None else None
         check_extras(n, parts, offs)
-        for i, v in enumerate(values):
-            if v is None:
-                raise DecodeError("null value (the simple protocol never sends tombstones)", i,
-                                  part="value")
-        if self._compression != "none":
-            values = [self._decompress(v, i) for i, v in enumerate(values)]
+        if self.implementation == "cython" and self._compression == "none" and is_binary_array(values):
+            # zero copy: the core reads the Arrow buffers; only messages it leaves become bytes
+            arr = as_large_binary(values)
+            if arr.null_count:
+                self._null_value(arr.is_null().to_pylist().index(True))
+            values, message = arr, (lambda j: arr[j].as_py())
         else:
-            values = [bytes(v) for v in values]
+            values = as_pylist(values)
+            for i, v in enumerate(values):
+                if v is None:
+                    self._null_value(i)
+            if self._compression != "none":
+                values = [self._decompress(v, i) for i, v in enumerate(values)]
+            else:
+                values = [bytes(v) for v in values]
+            message = values.__getitem__
         self._batch_no += 1
         self._extra_meta: list[tuple] = []   # (partition, offset) of rows from held messages
         self._n = n
@@ -283,11 +290,11 @@ class SimpleDecoder:
                 continue
             if j >= n:
                 break
-            self._slow_message(values[j], j)
+            self._slow_message(message(j), j)
             i = j + 1
         if self.verify_checksum:   # after the loop: the batch's own BOOTSTRAP/DDL are known now
-            held = {id(h.value) for h in self._held}
-            self._verify_checksums([(i, v) for i, v in enumerate(values) if id(v) not in held])
+            held = {h.index for h in self._held if h.batch == self._batch_no}
+            self._verify_checksums([(i, message(i)) for i in range(n) if i not in held])
         cols, msg_index = rows.finish(self._fields)
         schema = self.output_schema(partitions=parts is not None, offsets=offs is not None)
         if parts is not None or offs is not None:
@@ -361,6 +368,10 @@ class SimpleDecoder:
                 raise DecodeError("message uses a JSON form the Cython core does not decode "
                                   "(e.g. escaped field names); decode it with implementation='python'",
                                   msg, 0, part="value")
+
+    @staticmethod
+    def _null_value(i):
+        raise DecodeError("null value (the simple protocol never sends tombstones)", i, part="value")
 
     def _decompress(self, v, i):
         try:
