@@ -41,6 +41,26 @@ cdef int fail_fmt(Err* err, const Cur* c, const char* fmt, long long a, long lon
     return -1
 
 
+cdef inline bint bytes_eq(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """Equality of short byte strings (names, keys) without a libc call."""
+    cdef uint64_t x, y
+    while n >= 8:
+        memcpy(&x, a, 8)
+        memcpy(&y, b, 8)
+        if x != y:
+            return 0
+        a += 8
+        b += 8
+        n -= 8
+    while n > 0:
+        if a[0] != b[0]:
+            return 0
+        a += 1
+        b += 1
+        n -= 1
+    return 1
+
+
 cdef inline void set_column(Err* err, const uint8_t* name, Py_ssize_t n) noexcept nogil:
     if n > 255:
         n = 255

@@ -72,6 +72,10 @@ cdef inline int hex4(const uint8_t* p, uint32_t* out) noexcept nogil:
     return 0
 
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
+
 cdef inline uint64_t _word8(const uint8_t* p) noexcept nogil:
     cdef uint64_t v
     memcpy(&v, p, 8)
@@ -92,6 +96,7 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
     cdef const uint8_t* e = c.end
     cdef uint8_t cls, ch
     cdef uint32_t cp, lo
+    cdef uint64_t m
     s.p = p
     s.off = c.pos - c.start
     s.esc = 0
@@ -100,10 +105,15 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
     while True:
         # The common case: runs of plain bytes, 8 at a time (SWAR: any '"', '\\', byte < 0x20 or
         # >= 0x80 stops the run; the byte loop below then decides exactly).
-        while e - p >= 8 and not _special8(_word8(p)):
+        while e - p >= 8:
+            m = _special8(_word8(p))
+            if m:
+                p += __builtin_ctzll(m) >> 3   # the lowest flagged byte is exact
+                break
             p += 8
-        while p < e and STR_CLASS[p[0]] == 0:
-            p += 1
+        else:
+            while p < e and STR_CLASS[p[0]] == 0:
+                p += 1
         if p >= e:
             c.pos = p
             return fail(err, c, "malformed JSON: unterminated string")
@@ -410,11 +420,15 @@ cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:
     return fail(err, c, "malformed JSON: unexpected end of data")
 
 
-cdef int key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
+cdef inline int key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
+    if not k.esc:
+        return k.n == n and bytes_eq(k.p, <const uint8_t*>lit, n)
+    return _escaped_key_is(k, lit, n)
+
+
+cdef int _escaped_key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
     cdef Buf tmp
     cdef int eq
-    if not k.esc:
-        return k.n == n and memcmp(k.p, lit, n) == 0
     if k.n > 64:
         return 0
     tmp.data = NULL

@@ -293,7 +293,7 @@ cdef class SimplePlan(OpenPlan):
         if pos < p.ncols:
             j = p.seq[pos]
             if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
-                    and memcmp(p.names.data + p.name_off[j], name, n) == 0:
+                    and bytes_eq(p.names.data + p.name_off[j], name, n):
                 return j
         j = self._find_column(p, name, n, fnv1a(name, n))
         if j >= 0 and pos < p.ncols:

@@ -12,6 +12,9 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c, c1
     while p < e:
         # 8 ASCII bytes at a time
+        while e - p >= 32 and ((_load8(p) | _load8(p + 8) | _load8(p + 16) | _load8(p + 24))
+                               & 0x8080808080808080ULL) == 0:
+            p += 32
         while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
             p += 8
         if p >= e:
