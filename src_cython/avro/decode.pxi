@@ -33,6 +33,7 @@ cdef enum:
     # typed mode: numbers travel raw in the span (n holds the bits, neg the sign) — no text
     J_RAWINT = 20
     J_RAWF64 = 21
+    J_RAWDEC = 22    # the span is the unscaled two's complement bytes; esc holds the scale
 
 
 cdef struct AvBranch:
@@ -687,6 +688,18 @@ cdef class AvroPlan(OpenPlan):
         elif avro_string(c, &raw, err) < 0:
             return -1
         if f.type_code == 246:
+            if self.typed:
+                if raw.n == 0:
+                    return fail_at(err, v.off, "empty decimal bytes")
+                if raw.n > 90:
+                    return fail_at(err, v.off, "decimal wider than 720 bits")
+                v.kind = J_RAWDEC
+                v.p = raw.p
+                v.n = raw.n
+                v.esc = b.dec_scale if b.dec_scale >= 0 else f.scale
+                v.neg = 0
+                v.ascii = 1
+                return 0
             return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
         if f.type_code == 16:
             k = 0
@@ -725,6 +738,8 @@ cdef class AvroPlan(OpenPlan):
         cdef char digits[24]
         cdef int nd, e10, tn
         cdef ColEntry tmp
+        cdef uint64_t limbs[2]
+        cdef Py_ssize_t start
         if e.v.kind == J_RAWINT:
             iv.neg = e.v.neg
             iv.mag = <uint64_t>e.v.n
@@ -763,6 +778,17 @@ cdef class AvroPlan(OpenPlan):
             else:
                 shortest_from_value(x, 32 if e.t == 4 else 64, digits, &nd, &e10)
                 tn = go_format_digits(digits, nd, e10, x < 0, txt)
+        elif e.v.kind == J_RAWDEC:
+            if w == W_DECIMAL128 and e.v.esc == self.scales[j] \
+                    and twos_to_decimal128(e.v.p, e.v.n, self.precisions[j], limbs) == 0:
+                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1
+            tmp = e[0]
+            start = self.scratch.len
+            if self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.esc, err) < 0:
+                return -1
+            tmp.v.p = self.scratch.data + start
+            tmp.v.neg = 0
+            return OpenPlan._convert(self, &tmp, j, err)
         else:
             return OpenPlan._convert(self, e, j, err)
         # the text form, for string/decimal/bool targets and for errors worded like the twin's

@@ -413,6 +413,40 @@ cdef extern from *:
     ctypedef unsigned long long uint128 "unsigned __int128"
 
 
+cdef uint128 POW10_128[39]
+
+
+cdef void _init_pow10() noexcept:
+    cdef int i
+    POW10_128[0] = 1
+    for i in range(1, 39):
+        POW10_128[i] = POW10_128[i - 1] * 10
+
+
+_init_pow10()
+
+
+cdef int twos_to_decimal128(const uint8_t* p, Py_ssize_t n, int precision, uint64_t* out) noexcept nogil:
+    """Big-endian two's complement unscaled bytes (1..16) → two little-endian limbs, when the
+    value has at most `precision` digits; -1 otherwise (the caller takes the text path, which
+    words the error)."""
+    cdef uint128 u, mag
+    cdef Py_ssize_t i
+    cdef int neg
+    if n < 1 or n > 16 or precision < 1 or precision > 38:
+        return -1
+    neg = p[0] >= 0x80
+    u = ~(<uint128>0) if neg else 0
+    for i in range(n):
+        u = (u << 8) | p[i]
+    mag = (~u + 1) if neg else u
+    if mag >= POW10_128[precision]:
+        return -1
+    out[0] = <uint64_t>u
+    out[1] = <uint64_t>(u >> 64)
+    return 0
+
+
 cdef int decimal_parse(const uint8_t* p, Py_ssize_t n, int precision, int scale, int limbs,
                        uint64_t* out, const char** why) noexcept nogil:
     """MyDecimal text → unscaled two's complement little-endian limbs (2 or 4), exactly."""
