@@ -407,3 +407,41 @@ def test_generic_output_of_a_mixed_stream(impl):
         ("RESOLVED", None, _ts(7), None, None)]
     vids = [r["_value_schema_id"] for r in rows]
     assert vids[2] == vids[6] and vids[2] != vids[3] and vids[5] is None
+
+
+SAME_SCALE = [AvroColumn("id", C.T_LONGLONG, PK),
+              AvroColumn("d4", C.T_NEWDECIMAL, N | B, length=10, scale=4),
+              AvroColumn("d0", C.T_NEWDECIMAL, N | B, length=65, scale=0)]
+_D4 = ["999999.9999", "-999999.9999", "0.0000", "-32768.0000", "0.0001", "-0.0001", "1.0000"]
+_D0 = ["9" * 38, "-" + "9" * 38, "0", "-128", "127", "-32768", "18446744073709551616"]
+
+
+@pytest.mark.parametrize("mode", ["precise", "string"])
+def test_decimal_same_scale_targets_exact(impl, mode):
+    """Target scale equal to the column's: the core moves the two's complement bytes straight into
+    decimal128 limbs; every byte width up to 16 and both signs must come out exact."""
+    enc = AvroEncoder(table_columns={("db", "t"): SAME_SCALE}, decimal_handling_mode=mode)
+    msgs = enc.encode([_row(SAME_SCALE, _ts(i), {"id": i, "d4": a, "d0": b})
+                       for i, (a, b) in enumerate(zip(_D4, _D0))])
+    keys, values = _split(msgs)
+    out = _typed(impl, _schemas(enc), pa.schema([("d4", pa.decimal128(10, 4)), ("d0", pa.decimal128(38, 0))])
+                 ).decode(keys, values)
+    assert out.column("d4").to_pylist() == [Decimal(x) for x in _D4]
+    assert out.column("d0").to_pylist() == [Decimal(x) for x in _D0]
+
+
+@pytest.mark.parametrize("target,rows,bad_index", [
+    (pa.schema([("d4", pa.decimal128(9, 4))]), (["1.0000", "-999999.9999"], ["1", "1"]), 1),
+    (pa.schema([("d0", pa.decimal128(38, 0))]), (["1.0000", "1.0000"], ["1" + "0" * 38, "1"]), 0),
+    (pa.schema([("d0", pa.decimal128(38, 0))]),                            # -2^127: 16 bytes, 39 digits
+     (["1.0000", "1.0000"], ["1", "-170141183460469231731687303715884105728"]), 1),
+])
+def test_decimal_same_scale_over_precision_is_decode_error(impl, target, rows, bad_index):
+    enc = AvroEncoder(table_columns={("db", "t"): SAME_SCALE})
+    msgs = enc.encode([_row(SAME_SCALE, _ts(i), {"id": i, "d4": a, "d0": b})
+                       for i, (a, b) in enumerate(zip(*rows))])
+    keys, values = _split(msgs)
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed(impl, _schemas(enc), target).decode(keys, values)
+    assert ei.value.message_index == bad_index and ei.value.column == target.names[0]
+    assert "precision" in str(ei.value)
