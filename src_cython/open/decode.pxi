@@ -21,6 +21,7 @@ cdef struct ColEntry:
     Span v
     Span loc               # simple protocol: TIMESTAMP location (kind J_STR when present)
     int col                # simple protocol: column index in the table plan
+    int tgt                # open protocol: target index from the name-sequence memo, -2 unknown
     Py_ssize_t name_off    # unescaped name in plan.names when name.esc, else -1
     Py_ssize_t name_len
     uint64_t hash
@@ -116,6 +117,13 @@ cdef class OpenPlan:
     cdef Buf tmp
     cdef Buf tmp2
     cdef Buf numtmp
+    # the column-name sequence of the last image: rows of a table repeat it, so a matching name
+    # reuses its hash and target and skips de-duplication (the memo's names are distinct)
+    cdef Buf memo_names
+    cdef Buf memo_off          # Py_ssize_t per name + 1
+    cdef Buf memo_hash         # uint64_t per name
+    cdef Buf memo_tgt          # int per name
+    cdef Py_ssize_t memo_n
     cdef Image images[3]
     cdef uint32_t* dd_gen
     cdef int32_t* dd_idx
@@ -194,6 +202,10 @@ cdef class OpenPlan:
         self.gen = 0
 
     def __dealloc__(self):
+        buf_free(&self.memo_names)
+        buf_free(&self.memo_off)
+        buf_free(&self.memo_hash)
+        buf_free(&self.memo_tgt)
         cdef int i
         self._free_outputs()
         free(self.writers)
@@ -655,6 +667,9 @@ cdef class OpenPlan:
         cdef ColEntry* e
         cdef IntVal iv
         cdef ColEntry* grown
+        cdef int memo_ok = 1, deduped = 0
+        cdef Py_ssize_t k, mo
+        cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
         img.present = 1
         img.n = 0
         self.gen += 1
@@ -738,17 +753,63 @@ cdef class OpenPlan:
             if not e.has_t:
                 set_column(err, self._name_ptr(e), e.name_len)
                 return fail_at(err, e.v.off, "unknown column type code")
-            e.hash = fnv1a(self._name_ptr(e), e.name_len)
-            dup = self._dedupe_slot(img, img.n)
-            if dup < 0:
-                return -2
-            if dup == 0:
+            k = img.n
+            if memo_ok and k < self.memo_n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len \
+                    and bytes_eq(self.memo_names.data + moff[k], e.name.p, e.name_len):
+                e.hash = (<const uint64_t*>self.memo_hash.data)[k]
+                e.tgt = (<const int*>self.memo_tgt.data)[k]
                 img.n += 1
+            else:
+                if memo_ok:
+                    # off the memo: the entries so far are distinct; enter them for de-duplication
+                    memo_ok = 0
+                    for mo in range(k):
+                        if self._dedupe_slot(img, mo) < 0:
+                            return -2
+                e.hash = fnv1a(self._name_ptr(e), e.name_len)
+                e.tgt = -2
+                dup = self._dedupe_slot(img, img.n)
+                if dup < 0:
+                    return -2
+                if dup == 0:
+                    img.n += 1
+                else:
+                    deduped = 1
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
+        if not memo_ok:
+            self._save_memo(img, deduped)
         return 0
+
+    cdef void _save_memo(self, Image* img, int deduped) noexcept nogil:
+        """Remember this image's name sequence (only when no name repeated: positions must map
+        one to one).  Out of memory just leaves the memo empty."""
+        cdef Py_ssize_t k, off
+        cdef ColEntry* e
+        cdef int tgt
+        self.memo_n = 0
+        if deduped:
+            return
+        self.memo_names.len = 0
+        self.memo_off.len = 0
+        self.memo_hash.len = 0
+        self.memo_tgt.len = 0
+        off = 0
+        if buf_append(&self.memo_off, &off, sizeof(Py_ssize_t)) < 0:
+            return
+        for k in range(img.n):
+            e = &img.cols[k]
+            tgt = self._lookup_target(e) if self.typed else -1
+            e.tgt = tgt
+            off = self.memo_names.len + e.name_len
+            if buf_append(&self.memo_names, self._name_ptr(e), e.name_len) < 0 \
+                    or buf_append(&self.memo_off, &off, sizeof(Py_ssize_t)) < 0 \
+                    or buf_append(&self.memo_hash, &e.hash, 8) < 0 \
+                    or buf_append(&self.memo_tgt, &tgt, sizeof(int)) < 0:
+                return
+        self.memo_n = img.n
 
     # ------------------------------------------------------------------ output
     cdef int _push_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
@@ -923,6 +984,8 @@ cdef class OpenPlan:
     cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
         """The target column an image entry goes to (-1: none); plans with column indexes
         override this with a table compiled once per plan."""
+        if e.tgt != -2:
+            return e.tgt
         return self._lookup_target(e)
 
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
