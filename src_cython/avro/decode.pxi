@@ -30,10 +30,7 @@ cdef enum:
     IMG_KEY = 2      # the key record uses the third image slot
 
 cdef enum:
-    # typed mode: numbers travel raw in the span (n holds the bits, neg the sign) — no text
-    J_RAWINT = 20
-    J_RAWF64 = 21
-    J_RAWDEC = 22    # the span is the unscaled two's complement bytes; esc holds the scale
+    J_RAWDEC = 22    # typed mode: the span is the unscaled two's complement bytes; esc holds the scale
 
 
 cdef struct AvBranch:
@@ -724,62 +721,20 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
-        """Raw numbers straight into numeric targets; everything else through the text rules."""
-        cdef int w = self.writers[j]
-        cdef IntVal iv
-        cdef int64_t lo, v64
-        cdef uint64_t hi
-        cdef double x
-        cdef float f
-        cdef int8_t i8
-        cdef int16_t i16
-        cdef int32_t i32
+        """Raw numbers and decimals straight into their targets; everything else through the
+        text rules."""
         cdef char txt[400]
-        cdef char digits[24]
-        cdef int nd, e10, tn
         cdef ColEntry tmp
         cdef uint64_t limbs[2]
         cdef Py_ssize_t start
-        if e.v.kind == J_RAWINT:
-            iv.neg = e.v.neg
-            iv.mag = <uint64_t>e.v.n
-            int_range(e.t, e.f, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
-                return fail_at(err, e.v.off, "integer out of range")
-            if W_INT8 <= w <= W_UINT64:
-                writer_range(w, &lo, &hi)
-                if not int_in_range(&iv, lo, hi):
-                    return fail_at(err, e.v.off, "integer out of range for the target type")
-                v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
-                if w == W_INT8 or w == W_UINT8:
-                    i8 = <int8_t>v64
-                    return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -1
-                if w == W_INT16 or w == W_UINT16:
-                    i16 = <int16_t>v64
-                    return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -1
-                if w == W_INT32 or w == W_UINT32:
-                    i32 = <int32_t>v64
-                    return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -1
-                return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -1
-            tn = int_to_text(&iv, txt)
-        elif e.v.kind == J_RAWF64:
-            memcpy(&x, &e.v.n, 8)
-            if w == W_FLOAT64 and (e.t == 4 or e.t == 5):
-                return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
-            if w == W_FLOAT32 and (e.t == 4 or e.t == 5):
-                f = <float>x
-                if isinf(f) or <double>f != x:
-                    return fail_at(err, e.v.off, "value not exact as float32")
-                return 0 if fix_push(&self.t_fix[j], &f) == 0 else -1
-            if x == 0:
-                tn = 2 if signbit(x) else 1
-                txt[0] = 45 if signbit(x) else 48
-                txt[1] = 48
-            else:
-                shortest_from_value(x, 32 if e.t == 4 else 64, digits, &nd, &e10)
-                tn = go_format_digits(digits, nd, e10, x < 0, txt)
-        elif e.v.kind == J_RAWDEC:
-            if w == W_DECIMAL128 and e.v.esc == self.scales[j] \
+        cdef int r
+        if e.v.kind == J_RAWINT or e.v.kind == J_RAWF64:
+            r = self._convert_raw(e, j, &tmp, txt, J_INT, err)
+            if r != 1:
+                return r
+            return OpenPlan._convert(self, &tmp, j, err)
+        if e.v.kind == J_RAWDEC:
+            if self.writers[j] == W_DECIMAL128 and e.v.esc == self.scales[j] \
                     and twos_to_decimal128(e.v.p, e.v.n, self.precisions[j], limbs) == 0:
                 return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1
             tmp = e[0]
@@ -788,18 +743,7 @@ cdef class AvroPlan(OpenPlan):
                 return -1
             tmp.v.p = self.scratch.data + start
             tmp.v.neg = 0
-            return OpenPlan._convert(self, &tmp, j, err)
-        else:
-            return OpenPlan._convert(self, e, j, err)
-        # the text form, for string/decimal/bool targets and for errors worded like the twin's
-        tmp = e[0]
-        tmp.v.p = <const uint8_t*>txt
-        tmp.v.n = tn
-        tmp.v.kind = J_INT if e.v.kind == J_RAWINT else J_STR
-        tmp.v.esc = 0
-        tmp.v.ascii = 1
-        tmp.v.neg = 0
-        return OpenPlan._convert(self, &tmp, j, err)
+        return OpenPlan._convert(self, &tmp if e.v.kind == J_RAWDEC else e, j, err)
 
     cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t start = self.scratch.len

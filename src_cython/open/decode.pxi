@@ -47,6 +47,13 @@ cdef struct MapCol:
 
 
 cdef enum:
+    # Avro readers in typed mode: numbers travel raw in the span (n holds the bits, neg the
+    # sign), not as text
+    J_RAWINT = 20
+    J_RAWF64 = 21
+
+
+cdef enum:
     IMG_U = 0
     IMG_P = 1
     IMG_D = 2
@@ -1234,6 +1241,70 @@ cdef class OpenPlan:
                 return _oom(err)
             return 0
         return fail_at(err, e.v.off, "unsupported target type")
+
+    cdef int _convert_raw(self, const ColEntry* e, int j, ColEntry* tmp, char* txt, int int_kind,
+                          Err* err) noexcept nogil:
+        """A raw Avro number (J_RAWINT / J_RAWF64) into a numeric target: 0 written, -1 error;
+        1: the target needs the text rules, and `tmp` now holds the value as text (`txt`, at
+        least 400 bytes; integers get span kind `int_kind`)."""
+        cdef int w = self.writers[j]
+        cdef IntVal iv
+        cdef int64_t lo, v64
+        cdef uint64_t hi
+        cdef double x
+        cdef float f
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        cdef char digits[24]
+        cdef int nd, e10, tn
+        if e.v.kind == J_RAWINT:
+            iv.neg = e.v.neg
+            iv.mag = <uint64_t>e.v.n
+            int_range(e.t, e.f, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, e.v.off, "integer out of range")
+            if W_INT8 <= w <= W_UINT64:
+                writer_range(w, &lo, &hi)
+                if not int_in_range(&iv, lo, hi):
+                    return fail_at(err, e.v.off, "integer out of range for the target type")
+                v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+                if w == W_INT8 or w == W_UINT8:
+                    i8 = <int8_t>v64
+                    return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -1
+                if w == W_INT16 or w == W_UINT16:
+                    i16 = <int16_t>v64
+                    return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -1
+                if w == W_INT32 or w == W_UINT32:
+                    i32 = <int32_t>v64
+                    return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -1
+                return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -1
+            tn = int_to_text(&iv, txt)
+        else:
+            memcpy(&x, &e.v.n, 8)
+            if w == W_FLOAT64 and (e.t == 4 or e.t == 5):
+                return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
+            if w == W_FLOAT32 and (e.t == 4 or e.t == 5):
+                f = <float>x
+                if isinf(f) or <double>f != x:
+                    return fail_at(err, e.v.off, "value not exact as float32")
+                return 0 if fix_push(&self.t_fix[j], &f) == 0 else -1
+            if x == 0:
+                tn = 2 if signbit(x) else 1
+                txt[0] = 45 if signbit(x) else 48
+                txt[1] = 48
+            else:
+                shortest_from_value(x, 32 if e.t == 4 else 64, digits, &nd, &e10)
+                tn = go_format_digits(digits, nd, e10, x < 0, txt)
+        # the text form, for string/decimal/bool targets and for errors worded like the twin's
+        tmp[0] = e[0]
+        tmp.v.p = <const uint8_t*>txt
+        tmp.v.n = tn
+        tmp.v.kind = int_kind if e.v.kind == J_RAWINT else J_STR
+        tmp.v.esc = 0
+        tmp.v.ascii = 1
+        tmp.v.neg = 0
+        return 1
 
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
         cdef Py_ssize_t lo = 0, hi = self.tz_n, mid

@@ -966,7 +966,7 @@ cdef class SimplePlan(OpenPlan):
 
     cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, Err* err) noexcept nogil:
         cdef int64_t count, size, idx, lv
-        cdef int j, dup, rc
+        cdef int j, dup, rc, tj
         cdef ColEntry* e
         cdef ColEntry* grown
         cdef Span loc, val
@@ -1038,9 +1038,17 @@ cdef class SimplePlan(OpenPlan):
                         iv.mag = <uint64_t>(-(lv + 1)) + 1
                     else:
                         iv.mag = <uint64_t>lv
-                    tn = int_to_text(&iv, out)
-                    _span_scratch(&e.v, start, tn)
-                    self.avro_scratch.len += tn
+                    tj = p.col_target[j] if self.typed else -1
+                    if tj >= 0 and W_INT8 <= self.writers[tj] <= W_UINT64 \
+                            and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM):
+                        e.v.kind = J_RAWINT     # straight into the integer target, no text
+                        e.v.neg = iv.neg
+                        e.v.n = <Py_ssize_t>iv.mag
+                        e.v.p = NULL
+                    else:
+                        tn = int_to_text(&iv, out)
+                        _span_scratch(&e.v, start, tn)
+                        self.avro_scratch.len += tn
                 elif idx == 2 or idx == 3:        # float, double
                     if idx == 2:
                         if c.end - c.pos < 4:
@@ -1056,9 +1064,17 @@ cdef class SimplePlan(OpenPlan):
                     if isinf(f64) or isnan(f64):
                         set_column(err, e.name.p, e.name.n)
                         return fail_at(err, e.v.off, "NaN or infinite float")
-                    tn = _plain_float(f64, 32 if (idx == 2 or e.t == 4) else 64, out)
-                    _span_scratch(&e.v, start, tn)
-                    self.avro_scratch.len += tn
+                    tj = p.col_target[j] if self.typed else -1
+                    if tj >= 0 and (self.writers[tj] == W_FLOAT64 or self.writers[tj] == W_FLOAT32) \
+                            and ((e.t == 5 and idx == 3) or (e.t == 4 and idx == 2)):
+                        e.v.kind = J_RAWF64     # the text would parse back to exactly this value
+                        e.v.neg = 0
+                        e.v.p = NULL
+                        memcpy(&e.v.n, &f64, 8)
+                    else:
+                        tn = _plain_float(f64, 32 if (idx == 2 or e.t == 4) else 64, out)
+                        _span_scratch(&e.v, start, tn)
+                        self.avro_scratch.len += tn
                 elif idx == 4:                    # string
                     if avro_string(c, &e.v, err) < 0:
                         return -1
@@ -1243,6 +1259,14 @@ cdef class SimplePlan(OpenPlan):
         cdef int64_t* eo
         cdef double x
         cdef float f
+        cdef ColEntry tmp
+        cdef char txt[400]
+        if e.v.kind == J_RAWINT or e.v.kind == J_RAWF64:
+            # only made for integer/float targets, which never need the text form
+            r = self._convert_raw(e, j, &tmp, txt, J_STR, err)
+            if r != 1:
+                return r
+            return self._convert(&tmp, j, err)
         if e.loc.kind == J_STR:
             if w == W_STRING:
                 return self._utc_text(e, &self.t_var[j], err)
