@@ -116,6 +116,10 @@ cdef class OpenPlan:
     cdef int tslot_cap
     cdef bytes schema_name
     cdef bytes table_name
+    cdef const char* schema_name_c     # into the bytes above, for nogil comparisons
+    cdef const char* table_name_c
+    cdef Py_ssize_t schema_name_n
+    cdef Py_ssize_t table_name_n
     cdef int64_t* tz_bounds
     cdef int64_t* tz_offsets
     cdef Py_ssize_t tz_n
@@ -197,6 +201,10 @@ cdef class OpenPlan:
         self.tname_off[self.ntargets] = self.target_names.len
         self.schema_name = (cfg.schema_name or "").encode("utf-8")
         self.table_name = (cfg.table_name or "").encode("utf-8")
+        self.schema_name_c = self.schema_name
+        self.table_name_c = self.table_name
+        self.schema_name_n = len(self.schema_name)
+        self.table_name_n = len(self.table_name)
         self.tz_n = len(cfg.tz_bounds)
         self.tz_bounds = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
         self.tz_offsets = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
@@ -419,8 +427,8 @@ cdef class OpenPlan:
                     b = &self.images[IMG_P]
         if self.typed:
             if key.t != MSG_RESOLVED and not (
-                    _span_equals(&key.scm, self.schema_name, &self.tmp)
-                    and _span_equals(&key.tbl, self.table_name, &self.tmp)):
+                    _span_equals(&key.scm, self.schema_name_c, self.schema_name_n, &self.tmp)
+                    and _span_equals(&key.tbl, self.table_name_c, self.table_name_n, &self.tmp)):
                 return 0
             if key.t != MSG_ROW and not self.control_events:
                 return 0
@@ -1403,16 +1411,11 @@ cdef int _check_utf8_span(const Span* s, Buf* tmp, Err* err) noexcept nogil:
     return 0
 
 
-cdef int _span_equals(const Span* s, bytes expected, Buf* tmp) noexcept nogil:
-    cdef const char* e
-    cdef Py_ssize_t n
-    with gil:
-        e = expected
-        n = len(expected)
+cdef int _span_equals(const Span* s, const char* e, Py_ssize_t n, Buf* tmp) noexcept nogil:
     if s.kind != J_STR:
         return n == 0
     if not s.esc:
-        return s.n == n and memcmp(s.p, e, n) == 0
+        return s.n == n and bytes_eq(s.p, <const uint8_t*>e, n)
     tmp.len = 0
     if json_unescape(s.p, s.n, tmp) < 0:
         return 0
