@@ -82,3 +82,37 @@ def test_batched_events_share_the_memo(impl):
     got = ticdc_fast.OpenDecoder(implementation=impl).decode(keys, values)
     assert got.equals(ticdc_fast.OpenDecoder(implementation="python").decode(keys, values))
     assert got.num_rows == len(ROWS)
+
+
+# Column objects in every shape around the one TiCDC writes (`{"t":..,"h":..,"f":..,"v":..}`),
+# which the core reads by literal matching; any other shape goes through the general member loop.
+SHAPES = [
+    '{"t":3,"f":0,"v":1}', '{"t":3,"h":true,"f":11,"v":1}', '{"t":3,"h":false,"f":0,"v":-7}',
+    '{"t":3,"h":null,"f":0,"v":1}', '{"t":3,"f":null,"v":1}', '{"v":1,"t":3,"f":0}',
+    '{"t":3, "f":0,"v":1}', '{"t":3,"f":0,"v":1 }', '{"t":3,"f":0,"v":1,"x":2}', '{"t":3,"f":0}',
+    '{"t":15,"f":0,"v":"a\\"b"}', '{"t":15,"f":0,"v":null}', '{"t":3,"f":0,"v":[1]}', '{"t":3,"f":0,"v":{"a":1}}',
+    '{"t":03,"f":0,"v":1}', '{"t":3,"f":01,"v":1}', '{"t":999,"f":0,"v":1}', '{"t":2,"f":0,"v":1}',
+    '{"t":3,"f":4294967295,"v":1}', '{"t":3,"f":4294967296,"v":1}', '{"t":3,"f":99999999999,"v":1}',
+    '{"t":-3,"f":0,"v":1}', '{"t":3.0,"f":0,"v":1}', '{"t":3,"f":0,"v":"unterminated}', '{"t":3,"f":0,"v":1',
+    '{"t":3,"f":0,"v":}', '{"t":3,"h":tru,"f":0,"v":1}', '{"t":3,"f":0,"v":1e5}', '{}', '{"t":3,"f":0,"v":tru}',
+]
+
+
+@pytest.mark.parametrize("typed", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_column_object_shapes_match_the_twin(impl, shape, typed):
+    kw = dict(table="db.t", schema=pa.schema([("a", pa.string()), ("b", pa.int64())])) if typed else {}
+    rows = [row_event({"b": _col(1)}, ts=1),
+            _raw_row('"a":' + shape + ',"b":{"t":3,"f":0,"v":2}', 2)]
+    keys, values = _messages(rows)
+
+    def run(which):
+        try:
+            return ticdc_fast.OpenDecoder(implementation=which, **kw).decode(keys, values)
+        except ticdc_fast.DecodeError as exc:
+            return ("error", exc.message_index, exc.column)
+    got, want = run(impl), run("python")
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and got[:2] == want[:2]
+    else:
+        assert not isinstance(got, tuple) and got.equals(want)
