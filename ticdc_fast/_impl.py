@@ -30,3 +30,14 @@ def resolve(implementation: str | None) -> str:
                               + (" (TICDC_FAST_PURE is set)" if PURE_FORCED else ""))
         return "cython"
     raise ValueError(f"implementation must be 'auto', 'cython' or 'python', not {implementation!r}")
+
+
+def set_buffer_pool_limit(nbytes: int) -> int:
+    """Bytes of released output buffers the Cython core keeps for the next batches (default
+    256 MiB; 0 frees them and turns reuse off).  Returns the previous limit (0 without the core).
+
+    Reused blocks are already mapped, which saves the kernel's page zeroing on every batch."""
+    if core is None:
+        return 0
+    return core.set_buffer_pool_limit(int(nbytes))
+

@@ -45,6 +45,69 @@ cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
     return 0
 
 
+# Output blocks return here when pyarrow releases them, so the next batch writes into memory that
+# is already mapped (a fresh page costs a kernel fault and zeroing).  Only touched with the GIL
+# held: in _Owned.__dealloc__ and in the builders' *_init, which run before the nogil loops.
+cdef enum:
+    POOL_SLOTS = 64
+
+cdef uint8_t* pool_ptr[64]
+cdef Py_ssize_t pool_cap[64]
+cdef int pool_n = 0
+cdef Py_ssize_t pool_bytes = 0
+cdef Py_ssize_t pool_limit = 256 << 20
+
+
+cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
+    """Reserve for a builder that owns no block yet, reusing a pooled block of a similar size."""
+    global pool_n, pool_bytes
+    cdef int k, best = -1
+    if b.data != NULL or need <= 4096:
+        return buf_reserve(b, need)
+    for k in range(pool_n):
+        if need <= pool_cap[k] <= 2 * need + (1 << 20) and (best < 0 or pool_cap[k] < pool_cap[best]):
+            best = k
+    if best < 0:
+        return buf_reserve(b, need)
+    b.data = pool_ptr[best]
+    b.cap = pool_cap[best]
+    b.len = 0
+    pool_bytes -= pool_cap[best]
+    pool_n -= 1
+    pool_ptr[best] = pool_ptr[pool_n]
+    pool_cap[best] = pool_cap[pool_n]
+    return 0
+
+
+cdef void pool_give(uint8_t* p, Py_ssize_t cap) noexcept:
+    global pool_n, pool_bytes
+    if cap > 4096 and pool_n < POOL_SLOTS and pool_bytes + cap <= pool_limit:
+        pool_ptr[pool_n] = p
+        pool_cap[pool_n] = cap
+        pool_n += 1
+        pool_bytes += cap
+        return
+    free(p)
+
+
+def set_buffer_pool_limit(Py_ssize_t nbytes):
+    """Bytes of released output blocks kept for reuse (default 256 MiB; 0 frees them all and
+    disables the pool).  Returns the previous limit."""
+    global pool_limit, pool_n, pool_bytes
+    cdef Py_ssize_t old = pool_limit
+    pool_limit = nbytes if nbytes > 0 else 0
+    while pool_n > 0 and pool_bytes > pool_limit:
+        pool_n -= 1
+        pool_bytes -= pool_cap[pool_n]
+        free(pool_ptr[pool_n])
+    return old
+
+
+def buffer_pool_bytes():
+    """Bytes held by the pool right now."""
+    return pool_bytes
+
+
 cdef inline void buf_free(Buf* b) noexcept nogil:
     free(b.data)
     b.data = NULL
@@ -79,9 +142,9 @@ cdef struct VarCol:
 
 
 cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
-    if buf_reserve(&c.offsets, (rows + 1) * 4) < 0 or buf_reserve(&c.data, bytes_hint) < 0:
+    if buf_reserve_fresh(&c.offsets, (rows + 1) * 4) < 0 or buf_reserve_fresh(&c.data, bytes_hint) < 0:
         return -1
-    if buf_reserve(&c.valid.b, rows // 8 + 1) < 0:
+    if buf_reserve_fresh(&c.valid.b, rows // 8 + 1) < 0:
         return -1
     (<int32_t*>c.offsets.data)[0] = 0
     c.offsets.len = 4
@@ -126,9 +189,9 @@ cdef struct FixCol:
 
 cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
     c.width = width
-    if buf_reserve(&c.data, (rows * width) if width else (rows // 8 + 1)) < 0:
+    if buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1)) < 0:
         return -1
-    return buf_reserve(&c.valid.b, rows // 8 + 1)
+    return buf_reserve_fresh(&c.valid.b, rows // 8 + 1)
 
 
 cdef inline int fix_push(FixCol* c, const void* src) noexcept nogil:
@@ -200,11 +263,12 @@ cdef void fix_free(FixCol* c) noexcept nogil:
 
 # ------------------------------------------------------------------ export to pyarrow
 cdef class _Owned:
-    """Owns one malloc'd block that a pyarrow buffer points into."""
+    """Owns one malloc'd block that a pyarrow buffer points into; back to the pool when released."""
     cdef void* ptr
+    cdef Py_ssize_t cap
 
     def __dealloc__(self):
-        free(self.ptr)
+        pool_give(<uint8_t*>self.ptr, self.cap)
 
 
 cdef object take_buffer(Buf* b):
@@ -215,7 +279,9 @@ cdef object take_buffer(Buf* b):
         b.data = <uint8_t*>malloc(1)
         if b.data == NULL:
             raise MemoryError()
+        b.cap = 1
     owner.ptr = b.data
+    owner.cap = b.cap
     b.data = NULL
     b.len = 0
     b.cap = 0

@@ -76,7 +76,7 @@ cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 
 
 cdef int map_init(MapCol* m, Py_ssize_t rows, Py_ssize_t hint) noexcept nogil:
-    if buf_reserve(&m.offsets, (rows + 1) * 4) < 0 or buf_reserve(&m.valid.b, rows // 8 + 1) < 0:
+    if buf_reserve_fresh(&m.offsets, (rows + 1) * 4) < 0 or buf_reserve_fresh(&m.valid.b, rows // 8 + 1) < 0:
         return -1
     (<int32_t*>m.offsets.data)[0] = 0
     m.offsets.len = 4
@@ -300,9 +300,9 @@ cdef class OpenPlan:
             raise DecodeError(f"{n} keys but {len(voff) - 1} values")
         memset(&err, 0, sizeof(Err))
         self._free_outputs()
-        with nogil:
-            rc = self._init_outputs(n * 2 + 16, vo[n] - vo[0] + 64)
-            if rc == 0:
+        rc = self._init_outputs(n * 2 + 16, vo[n] - vo[0] + 64)   # with the GIL: the buffer pool
+        if rc == 0:
+            with nogil:
                 rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
         if rc != 0:
             self._free_outputs()

@@ -1,0 +1,61 @@
+"""Output buffers released by pyarrow go back to the core's pool and are reused by later batches:
+a reused block must never alias memory that a live batch still points at, and the limit works."""
+from __future__ import annotations
+
+import gc
+
+import pyarrow as pa
+import pytest
+
+import ticdc_fast
+from ticdc_fast import _impl
+from ticdc_fast.testing import OpenEncoder, realistic_changefeed
+
+pytestmark = pytest.mark.skipif(_impl.core is None, reason="TICDC_FAST_PURE=1: the pool is in the Cython core")
+
+
+def _batches():
+    msgs = OpenEncoder(flavor="tiflow").encode(realistic_changefeed(3000, seed=3, flavor="tiflow"))
+    keys, values = [k for k, _ in msgs], [v for _, v in msgs]
+    third = len(keys) // 3
+    return [(pa.array(keys[a:b], pa.binary()), pa.array(values[a:b], pa.binary()))
+            for a, b in ((0, third), (third, 2 * third), (2 * third, len(keys)))]
+
+
+def test_reused_blocks_never_touch_live_batches():
+    batches = _batches()
+    want = [ticdc_fast.OpenDecoder(implementation="python").decode(k, v) for k, v in batches]
+    old = ticdc_fast.set_buffer_pool_limit(256 << 20)
+    try:
+        dec = ticdc_fast.OpenDecoder(implementation="cython")
+        first = dec.decode(*batches[0])
+        snapshot = first.to_pylist()
+        for _ in range(3):                       # cycle blocks through the pool
+            out = dec.decode(*batches[1])
+            assert out.equals(want[1])
+            del out
+            gc.collect()
+        assert _impl.core.buffer_pool_bytes() > 0
+        third = dec.decode(*batches[2])          # may reuse blocks, never `first`'s
+        assert first.to_pylist() == snapshot and first.equals(want[0])
+        assert third.equals(want[2])
+    finally:
+        ticdc_fast.set_buffer_pool_limit(old)
+
+
+def test_limit_zero_empties_and_disables_the_pool():
+    batches = _batches()
+    old = ticdc_fast.set_buffer_pool_limit(256 << 20)
+    try:
+        out = ticdc_fast.OpenDecoder(implementation="cython").decode(*batches[0])
+        del out
+        gc.collect()
+        assert _impl.core.buffer_pool_bytes() > 0
+        assert ticdc_fast.set_buffer_pool_limit(0) == 256 << 20
+        assert _impl.core.buffer_pool_bytes() == 0
+        out = ticdc_fast.OpenDecoder(implementation="cython").decode(*batches[0])
+        del out
+        gc.collect()
+        assert _impl.core.buffer_pool_bytes() == 0
+    finally:
+        ticdc_fast.set_buffer_pool_limit(old)
