@@ -445,3 +445,26 @@ def test_decimal_same_scale_over_precision_is_decode_error(impl, target, rows, b
         _typed(impl, _schemas(enc), target).decode(keys, values)
     assert ei.value.message_index == bad_index and ei.value.column == target.names[0]
     assert "precision" in str(ei.value)
+
+
+ICOLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("i", C.T_LONGLONG, N)]
+
+
+@pytest.mark.parametrize("target,vals,bad_index", [
+    (pa.decimal128(21, 2), [0, -1, (1 << 63) - 1, -(1 << 63)], None),       # 19 digits + scale 2
+    (pa.decimal128(38, 19), [1, -(1 << 63), (1 << 63) - 1], None),          # 10^19 * 2^63 still < 10^38
+    (pa.decimal128(20, 2), [5, -(1 << 63)], 1),                           # 19 + 2 digits > 20
+    (pa.decimal128(3, 2), [9, -9, 10], 2),
+    (pa.decimal128(1, 0), [0, 9, -9, 10], 3),
+])
+def test_bigint_into_scaled_decimal(impl, target, vals, bad_index):
+    """Integers go straight into decimal128 limbs, scaled; over precision is a DecodeError."""
+    enc = AvroEncoder(table_columns={("db", "t"): ICOLS})
+    keys, values = _split(enc.encode([_row(ICOLS, _ts(k), {"id": k, "i": v}) for k, v in enumerate(vals)]))
+    dec = _typed(impl, _schemas(enc), pa.schema([("i", target)]))
+    if bad_index is None:
+        assert dec.decode(keys, values).column("i").to_pylist() == [Decimal(v) for v in vals]
+    else:
+        with pytest.raises(ticdc_fast.DecodeError) as ei:
+            dec.decode(keys, values)
+        assert (ei.value.message_index, ei.value.column) == (bad_index, "i")

@@ -1,9 +1,19 @@
 # Avro binary primitives over the cursor: zig-zag varints, length-prefixed bytes/strings and
 # union indexes, each bounds-checked against the value being read.
 
-cdef int avro_long(Cur* c, int64_t* out, Err* err) noexcept nogil:
+cdef inline int avro_long(Cur* c, int64_t* out, Err* err) noexcept nogil:
     """Zig-zag varint.  Overlong encodings whose extra groups are zero are accepted (as fastavro
     does); a value that needs more than 64 bits is an error."""
+    cdef uint64_t b
+    if c.pos < c.end and c.pos[0] < 0x80:    # one byte: union indexes, lengths, small numbers
+        b = c.pos[0]
+        c.pos += 1
+        out[0] = <int64_t>((b >> 1) ^ (0 - (b & 1)))
+        return 0
+    return _avro_long_multi(c, out, err)
+
+
+cdef int _avro_long_multi(Cur* c, int64_t* out, Err* err) noexcept nogil:
     cdef uint64_t acc = 0
     cdef int shift = 0
     cdef uint8_t b
@@ -47,7 +57,7 @@ cdef int avro_string(Cur* c, Span* s, Err* err) noexcept nogil:
     return 0
 
 
-cdef int avro_union(Cur* c, int branches, int64_t* idx, Err* err) noexcept nogil:
+cdef inline int avro_union(Cur* c, int branches, int64_t* idx, Err* err) noexcept nogil:
     if avro_long(c, idx, err) < 0:
         return -1
     if idx[0] < 0 or idx[0] >= branches:

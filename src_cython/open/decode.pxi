@@ -1269,6 +1269,7 @@ cdef class OpenPlan:
         cdef int32_t i32
         cdef char digits[24]
         cdef int nd, e10, tn
+        cdef uint64_t limbs[2]
         if e.v.kind == J_RAWINT:
             iv.neg = e.v.neg
             iv.mag = <uint64_t>e.v.n
@@ -1290,6 +1291,9 @@ cdef class OpenPlan:
                     i32 = <int32_t>v64
                     return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -1
                 return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -1
+            if w == W_DECIMAL128 and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM) \
+                    and _int_to_decimal128(&iv, self.precisions[j], self.scales[j], limbs) == 0:
+                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1
             tn = int_to_text(&iv, txt)
         else:
             memcpy(&x, &e.v.n, 8)
@@ -1326,6 +1330,22 @@ cdef class OpenPlan:
             else:
                 hi = mid
         return wall - self.tz_offsets[lo]
+
+
+cdef int _int_to_decimal128(const IntVal* iv, int precision, int scale, uint64_t* out) noexcept nogil:
+    """An integer as decimal128(precision, scale) limbs when it fits; -1 otherwise (the text path
+    words the error)."""
+    cdef uint128 u
+    if scale < 0 or scale > 38 or precision < 1 or precision > 38:
+        return -1
+    u = <uint128>iv.mag * POW10_128[scale]       # < 2^64 * 10^38 < 2^192: check before use
+    if iv.mag != 0 and (u // POW10_128[scale] != iv.mag or u >= POW10_128[precision]):
+        return -1
+    if iv.neg:
+        u = ~u + 1
+    out[0] = <uint64_t>u
+    out[1] = <uint64_t>(u >> 64)
+    return 0
 
 
 cdef inline int _small_uint(const uint8_t** pp, const uint8_t* e, int max_digits, uint64_t* out) noexcept nogil:
