@@ -59,3 +59,4 @@ def test_limit_zero_empties_and_disables_the_pool():
         assert _impl.core.buffer_pool_bytes() == 0
     finally:
         ticdc_fast.set_buffer_pool_limit(old)
+

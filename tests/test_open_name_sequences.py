@@ -116,3 +116,29 @@ def test_column_object_shapes_match_the_twin(impl, shape, typed):
         assert isinstance(got, tuple) and got[:2] == want[:2]
     else:
         assert not isinstance(got, tuple) and got.equals(want)
+
+
+# --------------------------------------------------------------------------- validity bitmaps
+# The core writes a column's validity bitmap only from its first null on (earlier rows are
+# filled in then); these patterns put the first null on and around every byte boundary.
+def _null_patterns():
+    for first in list(range(0, 18)) + [31, 32, 33, 63, 64, 65]:
+        yield [i == first or (i > first and i % 5 == 0) for i in range(first + 20)]
+    yield [False] * 70
+    yield [True] * 70
+
+
+@pytest.mark.parametrize("pattern", list(_null_patterns()), ids=lambda p: f"first-null-{p.index(True) if True in p else 'none'}-{len(p)}")
+def test_validity_bitmaps_around_byte_boundaries(impl, pattern):
+    rows = [row_event({"a": {"t": 3, "f": 0, "v": None if null else i},
+                       "s": {"t": 15, "f": 0, "v": None if null else f"x{i}"}}, ts=i + 1)
+            for i, null in enumerate(pattern)]
+    msgs = [frame(rows[k:k + 3]) for k in range(0, len(rows), 3)]
+    keys, values = [k for k, _ in msgs], [v for _, v in msgs]
+    schema = pa.schema([("a", pa.int64()), ("s", pa.string())])
+    got = ticdc_fast.OpenDecoder(implementation=impl, table="db.t", schema=schema).decode(keys, values)
+    want = [None if null else i for i, null in enumerate(pattern)]
+    assert got.column("a").to_pylist() == want
+    assert got.column("s").to_pylist() == [None if v is None else f"x{v}" for v in want]
+    assert got.column("a").null_count == sum(pattern)
+    got.validate(full=True)

@@ -115,7 +115,8 @@ cdef inline void buf_free(Buf* b) noexcept nogil:
     b.cap = 0
 
 
-# Validity bitmap kept alongside a column; bits are set for valid rows.
+# Validity bitmap kept alongside a column: bits are set for valid rows, and the bitmap is only
+# written once the column has a null (take_validity hands pyarrow None before that).
 cdef struct Bits:
     Buf b
     Py_ssize_t n
@@ -123,6 +124,24 @@ cdef struct Bits:
 
 
 cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
+    # the bitmap exists only once a null arrived: all-valid columns (most) never write bits
+    if valid and v.nulls == 0:
+        v.n += 1
+        return 0
+    return _bits_push_slow(v, valid)
+
+
+cdef int _bits_push_slow(Bits* v, bint valid) noexcept nogil:
+    cdef Py_ssize_t full
+    if v.nulls == 0:
+        # first null: the bits of every row before it are set
+        full = (v.n + 7) // 8
+        if buf_reserve(&v.b, full + 64) < 0:
+            return -1
+        memset(v.b.data, 0xFF, full)
+        if v.n & 7:
+            v.b.data[full - 1] = <uint8_t>((1 << (v.n & 7)) - 1)
+        v.b.len = full
     if (v.n & 7) == 0:
         if buf_push_byte(&v.b, 0) < 0:
             return -1
@@ -143,8 +162,6 @@ cdef struct VarCol:
 
 cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
     if buf_reserve_fresh(&c.offsets, (rows + 1) * 4) < 0 or buf_reserve_fresh(&c.data, bytes_hint) < 0:
-        return -1
-    if buf_reserve_fresh(&c.valid.b, rows // 8 + 1) < 0:
         return -1
     (<int32_t*>c.offsets.data)[0] = 0
     c.offsets.len = 4
@@ -189,9 +206,7 @@ cdef struct FixCol:
 
 cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
     c.width = width
-    if buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1)) < 0:
-        return -1
-    return buf_reserve_fresh(&c.valid.b, rows // 8 + 1)
+    return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1))
 
 
 cdef inline int fix_push(FixCol* c, const void* src) noexcept nogil:

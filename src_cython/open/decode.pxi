@@ -76,7 +76,7 @@ cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 
 
 cdef int map_init(MapCol* m, Py_ssize_t rows, Py_ssize_t hint) noexcept nogil:
-    if buf_reserve_fresh(&m.offsets, (rows + 1) * 4) < 0 or buf_reserve_fresh(&m.valid.b, rows // 8 + 1) < 0:
+    if buf_reserve_fresh(&m.offsets, (rows + 1) * 4) < 0:
         return -1
     (<int32_t*>m.offsets.data)[0] = 0
     m.offsets.len = 4
