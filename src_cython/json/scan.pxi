@@ -441,6 +441,32 @@ cdef inline int obj_key(Cur* c, Span* key, Err* err) noexcept nogil:
     return 0
 
 
+cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* name, Py_ssize_t n, int ascii,
+                                 Err* err) noexcept nogil:
+    """obj_key when the key is probably `name`, which holds no quote, backslash or control byte
+    (so `"name"` can only be that one string): 1 read, exactly as obj_key would; 0 it is another
+    key (cursor unchanged); -1 an error obj_key would report too."""
+    cdef const uint8_t* p = c.pos
+    if c.end - p < n + 3 or p[0] != 34 or p[n + 1] != 34 or not bytes_eq(p + 1, name, n):
+        return 0
+    key.p = p + 1
+    key.n = n
+    key.off = p - c.start
+    key.kind = J_STR
+    key.esc = 0
+    key.ascii = ascii
+    key.neg = 0
+    c.pos = p + n + 2
+    skip_ws(c)
+    if c.pos >= c.end or c.pos[0] != 58:
+        return fail(err, c, "malformed JSON: expected ':'")
+    c.pos += 1
+    skip_ws(c)
+    if c.pos >= c.end:
+        return fail(err, c, "malformed JSON: unexpected end of data")
+    return 1
+
+
 cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:
     """After a member: 1 if another member follows (',' consumed), 0 at '}' (consumed)."""
     skip_ws(c)

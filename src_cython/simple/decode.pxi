@@ -31,6 +31,7 @@ cdef struct TablePlan:
     int* seq                 # per position: the column seen there last time (names repeat per row)
     uint32_t* seen           # per column: image generation it was last seen in (de-duplication)
     int* at                  # per column: its entry index in the current image
+    uint8_t* name_kind       # per column: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
 
 
 cdef struct DmlInfo:
@@ -67,6 +68,7 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.seq)
     free(p.seen)
     free(p.at)
+    free(p.name_kind)
     buf_free(&p.names)
 
 
@@ -197,7 +199,8 @@ cdef class SimplePlan(OpenPlan):
         p.seq = <int*>calloc(n, sizeof(int))
         p.seen = <uint32_t*>calloc(n, sizeof(uint32_t))
         p.at = <int*>calloc(n, sizeof(int))
-        if not (p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
+        p.name_kind = <uint8_t*>calloc(n, 1)
+        if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
                 and p.col_target and p.seq and p.seen and p.at):
             _free_table_plan(p)
             raise MemoryError()
@@ -213,6 +216,10 @@ cdef class SimplePlan(OpenPlan):
                 raise MemoryError()
             p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self._target_by_name(<const uint8_t*><const char*>name, len(name))
+            # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
+            # never matched byte for byte
+            if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
+                p.name_kind[j] = 1 if col.name.isascii() else 2
             p.seq[j] = -1
             s = <Py_ssize_t>(p.name_hash[j] & <uint64_t>(p.slot_cap - 1))
             while p.slot[s] >= 0:
@@ -770,6 +777,39 @@ cdef class SimplePlan(OpenPlan):
                 img.cols = grown
                 img.cap = img.cap * 2 + 16
             e = &img.cols[img.n]
+            # rows of a table repeat their key order: try the column seen at this position
+            j = p.seq[pos] if pos < p.ncols else -1
+            if j >= 0 and p.name_kind[j]:
+                r2 = obj_key_expected(&c, &e.name, p.names.data + p.name_off[j], p.name_off[j + 1] - p.name_off[j],
+                                      p.name_kind[j] == 1, err)
+                if r2 < 0:
+                    return -1
+                if r2 == 0:
+                    j = -1
+            else:
+                j = -1
+            if j >= 0:
+                e.name_off = -1
+                e.name_len = e.name.n
+                e.hash = 0
+                pos += 1
+                e.col = j
+                e.t = p.type_code[j]
+                e.f = p.flags[j]
+                e.has_t = 1
+                e.loc.kind = J_ABSENT
+                if scan_value(&c, &e.v, 3, err) < 0:
+                    return -1
+                if e.v.kind == J_OBJ and e.t == 7:
+                    if self._json_timestamp(e, err) != 0:
+                        return -1 if err.failed else 1
+                if self._dedupe_column(p, img, e) == 0:
+                    img.n += 1
+                r = obj_next(&c, err)
+                if r < 0:
+                    return -1
+                r = 1 - r
+                continue
             if obj_key(&c, &e.name, err) < 0:
                 return -1
             if e.name.esc:
