@@ -13,6 +13,72 @@ cdef enum:
     AVRO_TYPE_DML = 3
 
 
+cdef enum:
+    EK_TYPE = 0
+    EK_DATABASE = 1
+    EK_TABLE = 2
+    EK_DATA = 3
+    EK_OLD = 4
+    EK_COMMITTS = 5
+    EK_SCHEMAVERSION = 6
+    EK_TABLEID = 7
+    EK_BUILDTS = 8
+    EK_CLAIMCHECKLOCATION = 9
+    EK_HANDLEKEYONLY = 10
+    EK_CHECKSUM = 11
+    EK_TABLESCHEMA = 12
+    EK_PRETABLESCHEMA = 13
+    EK_SQL = 14
+    EK_VERSION = 15
+    ENV_KEYS = 16
+    ENV_SEQ_MAX = 24
+
+
+cdef const char* ENV_KEY_TEXT[16]
+cdef Py_ssize_t ENV_KEY_LEN[16]
+ENV_KEY_TEXT[0] = b"type"
+ENV_KEY_LEN[0] = 4
+ENV_KEY_TEXT[1] = b"database"
+ENV_KEY_LEN[1] = 8
+ENV_KEY_TEXT[2] = b"table"
+ENV_KEY_LEN[2] = 5
+ENV_KEY_TEXT[3] = b"data"
+ENV_KEY_LEN[3] = 4
+ENV_KEY_TEXT[4] = b"old"
+ENV_KEY_LEN[4] = 3
+ENV_KEY_TEXT[5] = b"commitTs"
+ENV_KEY_LEN[5] = 8
+ENV_KEY_TEXT[6] = b"schemaVersion"
+ENV_KEY_LEN[6] = 13
+ENV_KEY_TEXT[7] = b"tableID"
+ENV_KEY_LEN[7] = 7
+ENV_KEY_TEXT[8] = b"buildTs"
+ENV_KEY_LEN[8] = 7
+ENV_KEY_TEXT[9] = b"claimCheckLocation"
+ENV_KEY_LEN[9] = 18
+ENV_KEY_TEXT[10] = b"handleKeyOnly"
+ENV_KEY_LEN[10] = 13
+ENV_KEY_TEXT[11] = b"checksum"
+ENV_KEY_LEN[11] = 8
+ENV_KEY_TEXT[12] = b"tableSchema"
+ENV_KEY_LEN[12] = 11
+ENV_KEY_TEXT[13] = b"preTableSchema"
+ENV_KEY_LEN[13] = 14
+ENV_KEY_TEXT[14] = b"sql"
+ENV_KEY_LEN[14] = 3
+ENV_KEY_TEXT[15] = b"version"
+ENV_KEY_LEN[15] = 7
+
+
+cdef int _envelope_key(const Span* name) noexcept nogil:
+    """The id of a simple-protocol envelope key (escaped spellings too), -1 for any other key."""
+    cdef int k
+    for k in range(ENV_KEYS):
+        if key_is(name, ENV_KEY_TEXT[k], ENV_KEY_LEN[k]):
+            return k
+    return -1
+
+
 cdef struct TablePlan:
     uint64_t version
     uint64_t hash
@@ -111,6 +177,7 @@ cdef class SimplePlan(OpenPlan):
     cdef int started
     cdef int cur_plan
     cdef uint32_t cgen
+    cdef int env_seq[24]         # envelope key id seen at each position of the last message
     cdef object _targets
     cdef const char* schema_name_ptr
     cdef const char* table_name_ptr
@@ -124,6 +191,8 @@ cdef class SimplePlan(OpenPlan):
         self.pending_zone = None
         self.started = 0
         self._values_ref = None
+        for k in range(ENV_SEQ_MAX):
+            self.env_seq[k] = -1
         self._targets = cfg.targets or ()
         self.schema_name_ptr = self.schema_name
         self.schema_name_len = len(self.schema_name)
@@ -542,7 +611,7 @@ cdef class SimplePlan(OpenPlan):
         cdef Span name, v
         cdef int r
         cdef IntVal iv
-        cdef int direct = 0, which, rc
+        cdef int direct = 0, which, rc, kid, epos = 0
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return RUN_STOP   # not an object: the slow path reports it
@@ -554,15 +623,28 @@ cdef class SimplePlan(OpenPlan):
         if r < 0:
             return -1
         while r == 0:
-            if obj_key(c, &name, err) < 0:
-                return -1
+            # messages repeat Go's field order: try the key seen at this position last time
+            kid = self.env_seq[epos] if epos < ENV_SEQ_MAX else -1
+            if kid >= 0:
+                rc = obj_key_expected(c, &name, <const uint8_t*>ENV_KEY_TEXT[kid], ENV_KEY_LEN[kid], 1, err)
+                if rc < 0:
+                    return -1
+                if rc == 0:
+                    kid = -1
+            if kid < 0:
+                if obj_key(c, &name, err) < 0:
+                    return -1
+                kid = _envelope_key(&name)
+                if epos < ENV_SEQ_MAX:
+                    self.env_seq[epos] = kid
+            epos += 1
             # Go writes database/table/schemaVersion/type before data/old: with the plan known,
             # parse the image right here instead of skipping it and parsing it again
             which = -1
-            if c.pos[0] == 123 and not name.esc and name.n <= 4:
-                if name.n == 4 and memcmp(name.p, b"data", 4) == 0:
+            if c.pos[0] == 123 and not name.esc:
+                if kid == EK_DATA:
                     which = IMG_U
-                elif name.n == 3 and memcmp(name.p, b"old", 3) == 0:
+                elif kid == EK_OLD:
                     which = IMG_P
             if which >= 0 and d.plan < 0 and self._json_plan_early(d) == 0:
                 pass
@@ -582,19 +664,19 @@ cdef class SimplePlan(OpenPlan):
                 continue
             if scan_value(c, &v, 2, err) < 0:
                 return -1
-            if key_is(&name, b"type", 4):
+            if kid == EK_TYPE:
                 if v.kind != J_STR:
                     return RUN_STOP
                 d.type = v
-            elif key_is(&name, b"database", 8):
+            elif kid == EK_DATABASE:
                 if v.kind != J_STR:
                     return RUN_STOP
                 d.database = v
-            elif key_is(&name, b"table", 5):
+            elif kid == EK_TABLE:
                 if v.kind != J_STR:
                     return RUN_STOP
                 d.table = v
-            elif key_is(&name, b"data", 4):
+            elif kid == EK_DATA:
                 direct &= ~1
                 if v.kind == J_OBJ:
                     d.data_span = v
@@ -603,7 +685,7 @@ cdef class SimplePlan(OpenPlan):
                     d.has_data = 0
                 else:
                     return RUN_STOP
-            elif key_is(&name, b"old", 3):
+            elif kid == EK_OLD:
                 direct &= ~2
                 if v.kind == J_OBJ:
                     d.old_span = v
@@ -612,39 +694,39 @@ cdef class SimplePlan(OpenPlan):
                     d.has_old = 0
                 else:
                     return RUN_STOP
-            elif key_is(&name, b"commitTs", 8):
+            elif kid == EK_COMMITTS:
                 if _json_u64(&v, &d.commit_ts) < 0:
                     return RUN_STOP
                 d.has_commit_ts = 1
-            elif key_is(&name, b"schemaVersion", 13):
+            elif kid == EK_SCHEMAVERSION:
                 if _json_u64(&v, &d.schema_version) < 0:
                     return RUN_STOP
                 d.has_version = 1
-            elif key_is(&name, b"tableID", 7):
+            elif kid == EK_TABLEID:
                 if _json_u64(&v, &d.table_id) < 0:
                     return RUN_STOP
                 d.has_table_id = 1
-            elif key_is(&name, b"buildTs", 7):
+            elif kid == EK_BUILDTS:
                 if _json_u64(&v, &d.build_ts) < 0:
                     return RUN_STOP
                 d.has_build_ts = 1
-            elif key_is(&name, b"claimCheckLocation", 18):
+            elif kid == EK_CLAIMCHECKLOCATION:
                 if v.kind == J_STR:
                     d.ccl = v
                 elif v.kind != J_NULL:
                     return RUN_STOP
-            elif key_is(&name, b"handleKeyOnly", 13):
+            elif kid == EK_HANDLEKEYONLY:
                 if v.kind == J_TRUE:
                     d.hko = 1
                 elif v.kind != J_FALSE and v.kind != J_NULL:
                     return RUN_STOP
-            elif key_is(&name, b"checksum", 8):
+            elif kid == EK_CHECKSUM:
                 if v.kind == J_OBJ:
                     if self._json_checksum(&v, d, err) != 0:
                         return RUN_STOP
                 elif v.kind != J_NULL:
                     return RUN_STOP
-            elif key_is(&name, b"tableSchema", 11) or key_is(&name, b"preTableSchema", 14) or key_is(&name, b"sql", 3):
+            elif kid == EK_TABLESCHEMA or kid == EK_PRETABLESCHEMA or kid == EK_SQL:
                 return RUN_STOP
             r = obj_next(c, err)
             if r < 0:
