@@ -83,6 +83,11 @@ class _Held:
     claim_check: str | None = None
 
 
+def _with_held(column: pa.Array, held: list) -> pa.Array:
+    """A batch's partition/offset column followed by those of the held rows it released."""
+    return pa.concat_arrays([column, pa.array(held, column.type)]) if held else column
+
+
 def local_claim_check(root) -> Callable[[str], bytes]:
     """A resolver for claim-check files stored under a local directory: the location's base
     name is read from ``root`` (TiCDC names files ``<uuid>.json``)."""
@@ -258,8 +263,8 @@ class SimpleDecoder:
         n = len(values)
         if keys is not None and len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
-        parts = as_pylist(partitions) if partitions is not None else None
-        offs = as_pylist(offsets) if offsets is not None else None
+        parts = as_array(partitions, pa.int32()) if partitions is not None else None
+        offs = as_array(offsets, pa.int64()) if offsets is not None else None
         check_extras(n, parts, offs)
         if self.implementation == "cython" and self._compression == "none" and is_binary_array(values):
             # zero copy: the core reads the Arrow buffers; only messages it leaves become bytes
@@ -300,15 +305,15 @@ class SimpleDecoder:
         if parts is not None or offs is not None:
             idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
             if parts is not None:
-                cols.append(as_array(parts + [m[0] for m in self._extra_meta], pa.int32()).take(idx))
+                cols.append(_with_held(parts, [m[0] for m in self._extra_meta]).take(idx))
             if offs is not None:
-                cols.append(as_array(offs + [m[1] for m in self._extra_meta], pa.int64()).take(idx))
+                cols.append(_with_held(offs, [m[1] for m in self._extra_meta]).take(idx))
         return pa.RecordBatch.from_arrays(cols, schema=schema)
 
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
         """Emit every held row as undecodable (end of stream), emptying the hold queue."""
         self._ensure_built()
-        self._extra_meta, self._n, self._parts, self._offs = [], 0, [], []
+        self._extra_meta, self._n, self._parts, self._offs = [], 0, None, None
         while self._held:
             self._emit_undecodable(self._held.popleft())
         self._held_bytes = 0
@@ -381,7 +386,8 @@ class SimpleDecoder:
                               part="value") from None
 
     def _meta(self, i):
-        return (self._parts[i] if self._parts else None, self._offs[i] if self._offs else None)
+        return (self._parts[i].as_py() if self._parts is not None else None,
+                self._offs[i].as_py() if self._offs is not None else None)
 
     def _virtual(self, meta) -> int:
         self._extra_meta.append(meta)
