@@ -300,7 +300,9 @@ cdef class OpenPlan:
             raise DecodeError(f"{n} keys but {len(voff) - 1} values")
         memset(&err, 0, sizeof(Err))
         self._free_outputs()
-        rc = self._init_outputs(n * 2 + 16, vo[n] - vo[0] + 64)   # with the GIL: the buffer pool
+        # every event key is at least ~48 bytes with its length word: a row estimate that does
+        # not undershoot batched messages (reserved but untouched pages cost nothing)
+        rc = self._init_outputs(n * 2 + 16 + (ko[n] - ko[0]) // 48, vo[n] - vo[0] + 64)   # GIL held: pool
         if rc == 0:
             with nogil:
                 rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
