@@ -134,6 +134,7 @@ cdef class OpenPlan:
     cdef Buf memo_off          # Py_ssize_t per name + 1
     cdef Buf memo_hash         # uint64_t per name
     cdef Buf memo_tgt          # int per name
+    cdef Buf memo_kind         # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
     cdef Py_ssize_t memo_n
     cdef Image images[3]
     cdef uint32_t* dd_gen
@@ -221,6 +222,7 @@ cdef class OpenPlan:
         buf_free(&self.memo_off)
         buf_free(&self.memo_hash)
         buf_free(&self.memo_tgt)
+        buf_free(&self.memo_kind)
         cdef int i
         self._free_outputs()
         free(self.writers)
@@ -705,7 +707,15 @@ cdef class OpenPlan:
                 img.cols = grown
                 img.cap = img.cap * 2 + 16
             e = &img.cols[img.n]
-            if obj_key(c, &e.name, err) < 0:
+            k = img.n
+            r2 = 0
+            if memo_ok and k < self.memo_n and self.memo_kind.data[k]:
+                # the name the last row had here, matched byte for byte (no string scan)
+                r2 = obj_key_expected(c, &e.name, self.memo_names.data + moff[k], moff[k + 1] - moff[k],
+                                      self.memo_kind.data[k] == 1, err)
+                if r2 < 0:
+                    return -1
+            if r2 == 0 and obj_key(c, &e.name, err) < 0:
                 return -1
             if e.name.esc:
                 e.name_off = self.names.len
@@ -816,6 +826,7 @@ cdef class OpenPlan:
         self.memo_off.len = 0
         self.memo_hash.len = 0
         self.memo_tgt.len = 0
+        self.memo_kind.len = 0
         off = 0
         if buf_append(&self.memo_off, &off, sizeof(Py_ssize_t)) < 0:
             return
@@ -827,7 +838,8 @@ cdef class OpenPlan:
             if buf_append(&self.memo_names, self._name_ptr(e), e.name_len) < 0 \
                     or buf_append(&self.memo_off, &off, sizeof(Py_ssize_t)) < 0 \
                     or buf_append(&self.memo_hash, &e.hash, 8) < 0 \
-                    or buf_append(&self.memo_tgt, &tgt, sizeof(int)) < 0:
+                    or buf_append(&self.memo_tgt, &tgt, sizeof(int)) < 0 \
+                    or buf_push_byte(&self.memo_kind, _name_kind(self._name_ptr(e), e.name_len)) < 0:
                 return
         self.memo_n = img.n
 
@@ -1348,6 +1360,22 @@ cdef int _int_to_decimal128(const IntVal* iv, int precision, int scale, uint64_t
     out[0] = <uint64_t>u
     out[1] = <uint64_t>(u >> 64)
     return 0
+
+
+cdef uint8_t _name_kind(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """0 if a JSON encoder escapes something in the name ('"', '\\', control bytes, and Go's
+    <, >, &, U+2028/9), else 1 (ASCII) or 2 (other UTF-8): whether `"name"` can be matched as
+    raw bytes."""
+    cdef Py_ssize_t i
+    cdef uint8_t kind = 1
+    for i in range(n):
+        if p[i] < 0x20 or p[i] == 34 or p[i] == 92 or p[i] == 60 or p[i] == 62 or p[i] == 38:
+            return 0
+        if p[i] >= 0x80:
+            kind = 2
+            if p[i] == 0xE2 and i + 2 < n and p[i + 1] == 0x80 and (p[i + 2] == 0xA8 or p[i + 2] == 0xA9):
+                return 0
+    return kind
 
 
 cdef inline int _small_uint(const uint8_t** pp, const uint8_t* e, int max_digits, uint64_t* out) noexcept nogil:
