@@ -101,6 +101,48 @@ cdef inline int map_close_row(MapCol* m, bint valid) noexcept nogil:
     return bits_push(&m.valid, valid)
 
 
+cdef enum:
+    KK_TS = 0
+    KK_T = 1
+    KK_SCM = 2
+    KK_TBL = 3
+    KK_CCL = 4
+    KK_RID = 5
+    KK_PTN = 6
+    KK_OHK = 7
+    EVENT_KEYS = 8
+    KSEQ_MAX = 16
+
+
+cdef const char* EVENT_KEY_TEXT[8]
+cdef Py_ssize_t EVENT_KEY_LEN[8]
+EVENT_KEY_TEXT[0] = b"ts"
+EVENT_KEY_LEN[0] = 2
+EVENT_KEY_TEXT[1] = b"t"
+EVENT_KEY_LEN[1] = 1
+EVENT_KEY_TEXT[2] = b"scm"
+EVENT_KEY_LEN[2] = 3
+EVENT_KEY_TEXT[3] = b"tbl"
+EVENT_KEY_LEN[3] = 3
+EVENT_KEY_TEXT[4] = b"ccl"
+EVENT_KEY_LEN[4] = 3
+EVENT_KEY_TEXT[5] = b"rid"
+EVENT_KEY_LEN[5] = 3
+EVENT_KEY_TEXT[6] = b"ptn"
+EVENT_KEY_LEN[6] = 3
+EVENT_KEY_TEXT[7] = b"ohk"
+EVENT_KEY_LEN[7] = 3
+
+
+cdef int _event_key(const Span* name) noexcept nogil:
+    """The id of an open-protocol event key field (escaped spellings too), -1 for any other."""
+    cdef int k
+    for k in range(EVENT_KEYS):
+        if key_is(name, EVENT_KEY_TEXT[k], EVENT_KEY_LEN[k]):
+            return k
+    return -1
+
+
 cdef class OpenPlan:
     """Compiled once per decoder (table, target schema, time zone); decodes batches."""
     cdef int typed
@@ -136,6 +178,7 @@ cdef class OpenPlan:
     cdef Buf memo_tgt          # int per name
     cdef Buf memo_kind         # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
     cdef Py_ssize_t memo_n
+    cdef int kseq[16]          # event-key field id seen at each position of the last event key
     cdef Image images[3]
     cdef uint32_t* dd_gen
     cdef int32_t* dd_idx
@@ -216,6 +259,8 @@ cdef class OpenPlan:
             self.tz_offsets[k] = cfg.tz_offsets[k]
         self.dd_cap = 0
         self.gen = 0
+        for k in range(KSEQ_MAX):
+            self.kseq[k] = -1
 
     def __dealloc__(self):
         buf_free(&self.memo_names)
@@ -459,7 +504,7 @@ cdef class OpenPlan:
     cdef int _parse_key(self, Cur* c, KeyInfo* k, Err* err) noexcept nogil:
         cdef Span name, v
         cdef IntVal iv
-        cdef int r
+        cdef int r, kid, kpos = 0
         memset(k, 0, sizeof(KeyInfo))
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
@@ -468,11 +513,24 @@ cdef class OpenPlan:
         if r < 0:
             return -1
         while r == 0:
-            if obj_key(c, &name, err) < 0:
-                return -1
+            # event keys repeat their field order: try the key seen at this position last time
+            kid = self.kseq[kpos] if kpos < KSEQ_MAX else -1
+            if kid >= 0:
+                r = obj_key_expected(c, &name, <const uint8_t*>EVENT_KEY_TEXT[kid], EVENT_KEY_LEN[kid], 1, err)
+                if r < 0:
+                    return -1
+                if r == 0:
+                    kid = -1
+            if kid < 0:
+                if obj_key(c, &name, err) < 0:
+                    return -1
+                kid = _event_key(&name)
+                if kpos < KSEQ_MAX:
+                    self.kseq[kpos] = kid
+            kpos += 1
             if scan_value(c, &v, 2, err) < 0:
                 return -1
-            if key_is(&name, b"ts", 2):
+            if kid == KK_TS:
                 if v.kind == J_INT:
                     if parse_int_text(v.p, v.n, &iv) < 0 or iv.neg or iv.mag > 9223372036854775807ULL:
                         return fail_at(err, v.off, "event key field 'ts' out of range")
@@ -482,7 +540,7 @@ cdef class OpenPlan:
                     k.has_ts = 0
                 else:
                     return fail_at(err, v.off, "event key field 'ts' has an invalid value")
-            elif key_is(&name, b"t", 1):
+            elif kid == KK_T:
                 if v.kind == J_INT:
                     if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
                         return fail_at(err, v.off, "event key field 't' has an invalid value")
@@ -492,22 +550,22 @@ cdef class OpenPlan:
                     k.has_t = 0
                 else:
                     return fail_at(err, v.off, "event key field 't' has an invalid value")
-            elif key_is(&name, b"scm", 3):
+            elif kid == KK_SCM:
                 if _key_str(&v, &k.scm, err) < 0:
                     return -1
-            elif key_is(&name, b"tbl", 3):
+            elif kid == KK_TBL:
                 if _key_str(&v, &k.tbl, err) < 0:
                     return -1
-            elif key_is(&name, b"ccl", 3):
+            elif kid == KK_CCL:
                 if _key_str(&v, &k.ccl, err) < 0:
                     return -1
-            elif key_is(&name, b"rid", 3):
+            elif kid == KK_RID:
                 if _key_int(&v, &k.rid, &k.has_rid, err) < 0:
                     return -1
-            elif key_is(&name, b"ptn", 3):
+            elif kid == KK_PTN:
                 if _key_int(&v, &k.ptn, &k.has_ptn, err) < 0:
                     return -1
-            elif key_is(&name, b"ohk", 3):
+            elif kid == KK_OHK:
                 if v.kind == J_TRUE:
                     k.ohk = 1
                 elif v.kind == J_FALSE or v.kind == J_NULL:
