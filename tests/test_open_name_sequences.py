@@ -142,3 +142,20 @@ def test_validity_bitmaps_around_byte_boundaries(impl, pattern):
     assert got.column("s").to_pylist() == [None if v is None else f"x{v}" for v in want]
     assert got.column("a").null_count == sum(pattern)
     got.validate(full=True)
+
+
+def test_event_key_field_orders_and_spellings(impl):
+    """Event keys in TiCDC's order, reordered, with escaped names, extra and missing fields."""
+    value = b'{"u":{"a":{"t":3,"f":0,"v":1}}}'
+    key_docs = [b'{"ts":5,"scm":"db","tbl":"t","t":1}', b'{"ts":6,"scm":"db","tbl":"t","t":1}',
+                b'{"t":1,"tbl":"t","scm":"db","ts":7}', b'{"\\u0074s":8,"scm":"db","tbl":"t","t":1}',
+                b'{"ts":9,"scm":"db","tbl":"t","rid":3,"t":1}', b'{"ts":10,"scm":"db","t":1,"tbl":"t"}',
+                b'{"ts":11,"scm":"db","tbl":"t","t":1,"x":"y"}', b'{"ts":12,"scm":"db","tbl":"t","ts2":1,"t":1}',
+                b'{"ts":13,"scm":"d\\u0062","tbl":"t","t":1}', b'{"ts":14,"tbl":"t","t":1}']
+    msgs = [frame([(kd, value)]) for kd in key_docs]
+    keys, values = [k for k, _ in msgs], [v for _, v in msgs]
+    got = ticdc_fast.OpenDecoder(implementation=impl).decode(keys, values)
+    assert got.equals(ticdc_fast.OpenDecoder(implementation="python").decode(keys, values))
+    assert got.column("_commit_ts").to_pylist() == list(range(5, 15))
+    assert got.column("_schema").to_pylist() == ["db"] * 9 + [None]
+    assert got.column("_row_id").to_pylist()[4] == 3
