@@ -351,7 +351,13 @@ cdef class AvroPlan(OpenPlan):
         cdef Err err
         cdef int rc = 0
         cdef Py_ssize_t i
-        self._begin(n * 2 + 16, 1 << 16)
+        cdef Py_ssize_t total = 0
+        if not self.started:
+            # output text is at most a few times the input size: reserve it once for the batch
+            for i in range(start, n):
+                if self.vlen[i] > 0:
+                    total += self.vlen[i]
+            self._begin(n * 2 + 16, 2 * total + (1 << 16))
         memset(&err, 0, sizeof(Err))
         i = start
         with nogil:

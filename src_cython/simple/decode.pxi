@@ -538,7 +538,7 @@ cdef class SimplePlan(OpenPlan):
         """Decode values[start:] while they are DML with registered schemas; return the index of
         the first message left to the caller.  ``values`` is a list of bytes or a large_binary
         Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
-        cdef Py_ssize_t n = len(values), i, k
+        cdef Py_ssize_t n = len(values), i, k, total
         cdef Err err
         cdef int rc = 0
         cdef object v
@@ -562,7 +562,12 @@ cdef class SimplePlan(OpenPlan):
                     raise ValueError("null values reach the simple-protocol core")
                 _fill_from_arrow(values, self.vptr, self.vlen, n)
             self._values_ref = values
-        self._begin(n * 2 + 16, 1 << 16)
+        if not self.started:
+            # output text is at most about the input size: reserve it once for the batch
+            total = 0
+            for k in range(start, n):
+                total += self.vlen[k]
+            self._begin(n * 2 + 16, total + (1 << 16))
         self.pending_zone = None
         memset(&err, 0, sizeof(Err))
         i = start
