@@ -131,17 +131,25 @@ def _null_patterns():
 @pytest.mark.parametrize("pattern", list(_null_patterns()), ids=lambda p: f"first-null-{p.index(True) if True in p else 'none'}-{len(p)}")
 def test_validity_bitmaps_around_byte_boundaries(impl, pattern):
     rows = [row_event({"a": {"t": 3, "f": 0, "v": None if null else i},
-                       "s": {"t": 15, "f": 0, "v": None if null else f"x{i}"}}, ts=i + 1)
+                       "s": {"t": 15, "f": 0, "v": None if null else f"x{i}"},
+                       "b": {"t": 1, "f": 0, "v": None if null else i % 2},
+                       "d": {"t": 246, "f": 0, "v": None if null else f"{i}.25"}}, ts=i + 1)
             for i, null in enumerate(pattern)]
     msgs = [frame(rows[k:k + 3]) for k in range(0, len(rows), 3)]
     keys, values = [k for k, _ in msgs], [v for _, v in msgs]
-    schema = pa.schema([("a", pa.int64()), ("s", pa.string())])
+    schema = pa.schema([("a", pa.int64()), ("s", pa.string()), ("b", pa.bool_()), ("d", pa.decimal128(10, 2))])
     got = ticdc_fast.OpenDecoder(implementation=impl, table="db.t", schema=schema).decode(keys, values)
     want = [None if null else i for i, null in enumerate(pattern)]
     assert got.column("a").to_pylist() == want
     assert got.column("s").to_pylist() == [None if v is None else f"x{v}" for v in want]
+    assert got.column("b").to_pylist() == [None if v is None else bool(v % 2) for v in want]
+    assert [None if v is None else str(v) for v in got.column("d").to_pylist()] == \
+        [None if v is None else f"{v}.25" for v in want]
     assert got.column("a").null_count == sum(pattern)
     got.validate(full=True)
+    if impl == "cython":
+        assert got.equals(ticdc_fast.OpenDecoder(implementation="python", table="db.t", schema=schema)
+                          .decode(keys, values))
 
 
 def test_event_key_field_orders_and_spellings(impl):

@@ -153,11 +153,14 @@ cdef int _bits_push_slow(Bits* v, bint valid) noexcept nogil:
     return 0
 
 
-# Variable-width column (string/binary): int32 offsets, data, validity.
+# Variable-width column (string/binary): int32 offsets, data, validity.  Leading null rows are
+# only counted (`lazy`) and written when the first value arrives or at export, so a column that
+# stays null (DDL text on DML rows, claim-check locations...) costs nothing per row.
 cdef struct VarCol:
     Buf offsets
     Buf data
     Bits valid
+    Py_ssize_t lazy
 
 
 cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
@@ -165,11 +168,39 @@ cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept no
         return -1
     (<int32_t*>c.offsets.data)[0] = 0
     c.offsets.len = 4
+    c.lazy = 0
+    return 0
+
+
+cdef int _null_bits(Bits* v, Py_ssize_t k) noexcept nogil:
+    """The bitmap of k leading null rows (the Bits already count them)."""
+    cdef Py_ssize_t full = (k + 7) // 8
+    if buf_reserve(&v.b, full + 64) < 0:
+        return -1
+    memset(v.b.data, 0, full)
+    v.b.len = full
+    return 0
+
+
+cdef int _var_unlazy(VarCol* c) noexcept nogil:
+    cdef Py_ssize_t k = c.lazy
+    if buf_reserve(&c.offsets, k * 4 + 4) < 0 or _null_bits(&c.valid, k) < 0:
+        return -1
+    memset(c.offsets.data + c.offsets.len, 0, k * 4)   # no bytes before the first value
+    c.offsets.len += k * 4
+    c.lazy = 0
     return 0
 
 
 cdef inline int var_close_row(VarCol* c, bint valid) noexcept nogil:
     """Finish a value whose bytes were already appended to c.data."""
+    if not valid and c.lazy == c.valid.n and c.data.len == 0:
+        c.lazy += 1
+        c.valid.n += 1
+        c.valid.nulls += 1
+        return 0
+    if c.lazy and _var_unlazy(c) < 0:
+        return -1
     if c.data.len > 0x7FFFFFFF:
         return -2
     cdef int32_t off = <int32_t>c.data.len
@@ -194,6 +225,7 @@ cdef void var_free(VarCol* c) noexcept nogil:
     buf_free(&c.valid.b)
     c.valid.n = 0
     c.valid.nulls = 0
+    c.lazy = 0
 
 
 # Fixed-width column: `width` bytes per value; width 0 means a bit-packed boolean.
@@ -202,16 +234,18 @@ cdef struct FixCol:
     Bits valid
     int width
     Py_ssize_t n
+    Py_ssize_t lazy         # leading null rows not written yet (as VarCol.lazy)
 
 
 cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
     c.width = width
+    c.lazy = 0
     return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1))
 
 
 cdef inline int fix_push(FixCol* c, const void* src) noexcept nogil:
     # 8-byte values with room reserved: a single move, inlined at every call site
-    if c.width == 8 and c.data.len + 8 <= c.data.cap:
+    if c.width == 8 and c.data.len + 8 <= c.data.cap and c.lazy == 0:
         memcpy(c.data.data + c.data.len, src, 8)
         c.data.len += 8
         c.n += 1
@@ -219,9 +253,22 @@ cdef inline int fix_push(FixCol* c, const void* src) noexcept nogil:
     return _fix_push_any(c, src)
 
 
+cdef int _fix_unlazy(FixCol* c) noexcept nogil:
+    cdef Py_ssize_t k = c.lazy
+    cdef Py_ssize_t nb = k * c.width if c.width else (k + 7) // 8
+    if buf_reserve(&c.data, nb + 64) < 0 or _null_bits(&c.valid, k) < 0:
+        return -1
+    memset(c.data.data, 0, nb)
+    c.data.len = nb
+    c.lazy = 0
+    return 0
+
+
 cdef int _fix_push_any(FixCol* c, const void* src) noexcept nogil:
     cdef int w = c.width
     cdef uint8_t* dst
+    if c.lazy and _fix_unlazy(c) < 0:
+        return -1
     if c.data.len + w > c.data.cap:
         if buf_grow(&c.data, c.data.len + w) < 0:
             return -1
@@ -245,6 +292,8 @@ cdef int _fix_push_any(FixCol* c, const void* src) noexcept nogil:
 
 
 cdef inline int fix_push_bool(FixCol* c, bint v) noexcept nogil:
+    if c.lazy and _fix_unlazy(c) < 0:
+        return -1
     if (c.n & 7) == 0:
         if buf_push_byte(&c.data, 0) < 0:
             return -1
@@ -256,6 +305,12 @@ cdef inline int fix_push_bool(FixCol* c, bint v) noexcept nogil:
 
 cdef inline int fix_push_null(FixCol* c) noexcept nogil:
     cdef uint8_t zeros[32]
+    if c.lazy == c.n:
+        c.lazy += 1
+        c.n += 1
+        c.valid.n += 1
+        c.valid.nulls += 1
+        return 0
     if c.width == 0:
         if (c.n & 7) == 0:
             if buf_push_byte(&c.data, 0) < 0:
@@ -274,6 +329,7 @@ cdef void fix_free(FixCol* c) noexcept nogil:
     c.valid.n = 0
     c.valid.nulls = 0
     c.n = 0
+    c.lazy = 0
 
 
 # ------------------------------------------------------------------ export to pyarrow
@@ -311,6 +367,8 @@ cdef object take_validity(Bits* v):
 
 
 cdef object var_to_array(VarCol* c, object typ):
+    if c.lazy and _var_unlazy(c) < 0:
+        raise MemoryError()
     cdef Py_ssize_t n = c.valid.n
     cdef Py_ssize_t nulls = c.valid.nulls
     validity = take_validity(&c.valid)
@@ -320,6 +378,8 @@ cdef object var_to_array(VarCol* c, object typ):
 
 
 cdef object fix_to_array(FixCol* c, object typ):
+    if c.lazy and _fix_unlazy(c) < 0:
+        raise MemoryError()
     cdef Py_ssize_t n = c.valid.n
     cdef Py_ssize_t nulls = c.valid.nulls
     validity = take_validity(&c.valid)
