@@ -66,6 +66,8 @@ cdef struct WPlan:
     Buf syms
     int64_t* sym_off
     int* field_target      # per flat field: typed target index, -1 if none
+    int* tfield            # per target: the top-level column field that fills it, -1 if none
+    int* entry_at          # per flat field: its entry in the image last read with this plan
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
 
@@ -88,6 +90,8 @@ cdef void _free_wplan(WPlan* p) noexcept nogil:
     free(p.branches)
     free(p.sym_off)
     free(p.field_target)
+    free(p.tfield)
+    free(p.entry_at)
     buf_free(&p.names)
     buf_free(&p.syms)
 
@@ -169,7 +173,10 @@ cdef class AvroPlan(OpenPlan):
         p.branches = <AvBranch*>calloc(max(len(flat_branches), 1), sizeof(AvBranch))
         p.sym_off = <int64_t*>calloc(len(symbols) + 1, sizeof(int64_t))
         p.field_target = <int*>calloc(max(p.fields_len, 1), sizeof(int))
-        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL:
+        p.tfield = <int*>calloc(max(self.ntargets, 1), sizeof(int))
+        p.entry_at = <int*>calloc(max(p.fields_len, 1), sizeof(int))
+        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL \
+                or p.tfield == NULL or p.entry_at == NULL:
             _free_wplan(p)
             raise MemoryError()
         for k, s in enumerate(symbols):
@@ -200,6 +207,11 @@ cdef class AvroPlan(OpenPlan):
             p.field_target[k] = self._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
                 raise MemoryError()
+        for k in range(self.ntargets):
+            p.tfield[k] = -1
+        for k in range(p.nfields):
+            if p.fields[k].role == ROLE_COLUMN and p.field_target[k] >= 0:
+                p.tfield[p.field_target[k]] = k
         db = None if ws.database is None else ws.database.encode("utf-8")
         tb = ws.table.encode("utf-8")
         p.db_off = self.keys.len
@@ -214,6 +226,30 @@ cdef class AvroPlan(OpenPlan):
 
     cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
         return self.wplans[img.plan].field_target[e.col]
+
+    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+        """Targets in order, each from the field compiled for it (top-level records only)."""
+        cdef WPlan* p
+        cdef int j, k
+        cdef ColEntry* e
+        if img == NULL:
+            return OpenPlan._emit_typed(self, img, vd, err)
+        p = &self.wplans[img.plan]
+        for j in range(self.ntargets):
+            k = p.tfield[j]
+            if k >= 0:
+                e = &img.cols[p.entry_at[k]]
+                if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
+                    if self._convert(e, j, err) < 0:
+                        set_column(err, e.name.p, e.name.n)
+                        return -1
+                    continue
+            if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
+                if var_push_null(&self.t_var[j]) < 0:
+                    return -2
+            elif fix_push_null(&self.t_fix[j]) < 0:
+                return -2
+        return 0
 
     cdef int _find_wplan(self, int32_t sid) noexcept nogil:
         cdef int k
@@ -549,6 +585,7 @@ cdef class AvroPlan(OpenPlan):
                     return -1
                 img.cols = grown
                 img.cap = img.cap * 2 + 16
+            p.entry_at[k] = <int>img.n
             e = &img.cols[img.n]
             e.name.p = p.names.data + f.name_off
             e.name.n = f.name_len
