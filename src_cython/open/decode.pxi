@@ -36,6 +36,8 @@ cdef struct Image:
     Py_ssize_t cap
     int present
     int plan               # simple/Avro: the table or writer plan its ColEntry.col indexes
+    int slot               # simple: which image (data/old) of the message
+    uint32_t gen           # simple: generation stamped on the plan's per-column index when read
 
 
 cdef struct MapCol:

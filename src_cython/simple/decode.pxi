@@ -95,8 +95,9 @@ cdef struct TablePlan:
     Buf names
     int* col_target          # per column: typed target index, -1 if none
     int* seq                 # per position: the column seen there last time (names repeat per row)
-    uint32_t* seen           # per column: image generation it was last seen in (de-duplication)
-    int* at                  # per column: its entry index in the current image
+    uint32_t* seen           # per image slot and column: generation of the image it was last seen in
+    int* at                  # per image slot and column: its entry index in that image
+    int* tcol                # per typed target: the column that fills it, -1 if none
     uint8_t* name_kind       # per column: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
 
 
@@ -134,6 +135,7 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.seq)
     free(p.seen)
     free(p.at)
+    free(p.tcol)
     free(p.name_kind)
     buf_free(&p.names)
 
@@ -266,15 +268,18 @@ cdef class SimplePlan(OpenPlan):
         p.slot = <int*>malloc(p.slot_cap * sizeof(int))
         p.col_target = <int*>calloc(n, sizeof(int))
         p.seq = <int*>calloc(n, sizeof(int))
-        p.seen = <uint32_t*>calloc(n, sizeof(uint32_t))
-        p.at = <int*>calloc(n, sizeof(int))
+        p.seen = <uint32_t*>calloc(2 * n, sizeof(uint32_t))
+        p.at = <int*>calloc(2 * n, sizeof(int))
+        p.tcol = <int*>malloc(max(self.ntargets, 1) * sizeof(int))
         p.name_kind = <uint8_t*>calloc(n, 1)
         if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
-                and p.col_target and p.seq and p.seen and p.at):
+                and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
             raise MemoryError()
         for k in range(p.slot_cap):
             p.slot[k] = -1
+        for k in range(self.ntargets):
+            p.tcol[k] = -1
         self.nplans += 1
         for j, col in enumerate(ts.columns):
             p.type_code[j] = col.type_code
@@ -285,6 +290,8 @@ cdef class SimplePlan(OpenPlan):
                 raise MemoryError()
             p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self._target_by_name(<const uint8_t*><const char*>name, len(name))
+            if p.col_target[j] >= 0:
+                p.tcol[p.col_target[j]] = j
             # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
             # never matched byte for byte
             if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
@@ -381,23 +388,53 @@ cdef class SimplePlan(OpenPlan):
         img.present = 1
         img.n = 0
         img.plan = <int>(p - self.plans)
+        img.slot = 1 if img == &self.images[IMG_P] else 0
         self.cgen += 1
         if self.cgen == 0:
             for k in range(self.nplans):
-                for i in range(self.plans[k].ncols):
+                for i in range(2 * self.plans[k].ncols):
                     self.plans[k].seen[i] = 0
             self.cgen = 1
+        img.gen = self.cgen
 
     cdef inline int _dedupe_column(self, TablePlan* p, Image* img, ColEntry* e) noexcept nogil:
         """1 if the column already appeared in this image (JSON last-wins at the first position)."""
         cdef ColEntry* o
-        if p.seen[e.col] == self.cgen:
-            o = &img.cols[p.at[e.col]]
+        cdef Py_ssize_t i = img.slot * p.ncols + e.col
+        if p.seen[i] == img.gen:
+            o = &img.cols[p.at[i]]
             o.v = e.v
             o.loc = e.loc
             return 1
-        p.seen[e.col] = self.cgen
-        p.at[e.col] = <int>img.n
+        p.seen[i] = img.gen
+        p.at[i] = <int>img.n
+        return 0
+
+    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+        """Targets in order, each from the column compiled for it, found through the plan's index
+        of the image (no per-row name lookups)."""
+        cdef TablePlan* p
+        cdef int j, col
+        cdef Py_ssize_t base
+        cdef ColEntry* e
+        if img == NULL:
+            return OpenPlan._emit_typed(self, img, vd, err)
+        p = &self.plans[img.plan]
+        base = img.slot * p.ncols
+        for j in range(self.ntargets):
+            col = p.tcol[j]
+            if col >= 0 and p.seen[base + col] == img.gen:
+                e = &img.cols[p.at[base + col]]
+                if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
+                    if self._convert(e, j, err) < 0:
+                        set_column(err, self._name_ptr(e), e.name_len)
+                        return -1
+                    continue
+            if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
+                if var_push_null(&self.t_var[j]) < 0:
+                    return -2
+            elif fix_push_null(&self.t_fix[j]) < 0:
+                return -2
         return 0
 
     cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
