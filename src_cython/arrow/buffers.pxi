@@ -59,13 +59,13 @@ cdef Py_ssize_t pool_limit = 256 << 20
 
 
 cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
-    """Reserve for a builder that owns no block yet, reusing a pooled block of a similar size."""
+    """Reserve for a builder that owns no block yet, reusing the smallest pooled block that fits."""
     global pool_n, pool_bytes
     cdef int k, best = -1
     if b.data != NULL or need <= 4096:
         return buf_reserve(b, need)
     for k in range(pool_n):
-        if need <= pool_cap[k] <= 2 * need + (1 << 20) and (best < 0 or pool_cap[k] < pool_cap[best]):
+        if need <= pool_cap[k] and (best < 0 or pool_cap[k] < pool_cap[best]):   # best fit
             best = k
     if best < 0:
         return buf_reserve(b, need)
