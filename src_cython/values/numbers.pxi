@@ -1,6 +1,53 @@
 # Numbers: integer grammar and ranges, float parsing and Go-style shortest formatting,
 # exact decimal parsing into 128/256-bit two's complement.
 
+# libc's strtod and printf read the decimal point from LC_NUMERIC, which a host process may set
+# (locale.setlocale(LC_ALL, "de_DE.UTF-8") makes strtod("7887.44") stop at the '.'): both run
+# under the "C" locale here, thread-locally.
+cdef extern from *:
+    """
+    #include <locale.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #if defined(_WIN32)
+    static void tf_c_locale_init(void) {}
+    static double tf_strtod(const char* s) { return strtod(s, NULL); }
+    static int tf_format_e(char* buf, int n, int prec, double x) { return snprintf(buf, n, "%.*e", prec, x); }
+    #else
+    #if defined(__APPLE__)
+    #include <xlocale.h>
+    #endif
+    static locale_t tf_c_locale = (locale_t)0;
+    static void tf_c_locale_init(void) {
+        if (!tf_c_locale) tf_c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    }
+    static double tf_strtod(const char* s) {
+        locale_t old = tf_c_locale ? uselocale(tf_c_locale) : (locale_t)0;
+        double v = strtod(s, NULL);
+        if (old) uselocale(old);
+        return v;
+    }
+    static int tf_format_e(char* buf, int n, int prec, double x) {
+        locale_t old = tf_c_locale ? uselocale(tf_c_locale) : (locale_t)0;
+        int r = snprintf(buf, n, "%.*e", prec, x);
+        if (old) uselocale(old);
+        return r;
+    }
+    #endif
+    """
+    void tf_c_locale_init() noexcept nogil
+    double tf_strtod(const char* s) noexcept nogil
+    int tf_format_e(char* buf, int n, int prec, double x) noexcept nogil
+
+
+tf_c_locale_init()
+
+
+cdef double[23] POW10_F64
+POW10_F64[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+                1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+
 cdef struct IntVal:
     uint64_t mag
     int neg
@@ -74,10 +121,63 @@ cdef int json_number_syntax(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef int _exact_fast_double(const uint8_t* p, Py_ssize_t n, double* out) noexcept nogil:
+    """Clinger's fast path: a mantissa below 2^53 scaled by 10^k, |k| <= 22, is one correctly
+    rounded IEEE multiplication or division of two exact values.  -1: not that case."""
+    cdef const uint8_t* e = p + n
+    cdef uint64_t m = 0
+    cdef int neg = 0, nd = 0, frac = 0, ex = 0, exneg = 0, exd = 0, k
+    if p < e and p[0] == 45:
+        neg = 1
+        p += 1
+    while p < e and 48 <= p[0] <= 57:
+        if nd == 19:
+            return -1
+        if m or p[0] != 48:
+            nd += 1
+        m = m * 10 + (p[0] - 48)
+        p += 1
+    if p < e and p[0] == 46:
+        p += 1
+        while p < e and 48 <= p[0] <= 57:
+            if nd == 19:
+                return -1
+            if m or p[0] != 48:
+                nd += 1
+            m = m * 10 + (p[0] - 48)
+            frac += 1
+            p += 1
+    if p < e and (p[0] == 101 or p[0] == 69):
+        p += 1
+        if p < e and (p[0] == 43 or p[0] == 45):
+            exneg = p[0] == 45
+            p += 1
+        while p < e and 48 <= p[0] <= 57:
+            if exd == 4:
+                return -1
+            ex = ex * 10 + (p[0] - 48)
+            exd += 1
+            p += 1
+    if p != e or m > 9007199254740992ULL:
+        return -1
+    k = (-ex if exneg else ex) - frac
+    if m == 0:
+        out[0] = -0.0 if neg else 0.0
+        return 0
+    if k < -22 or k > 22:
+        return -1
+    out[0] = <double>m * POW10_F64[k] if k >= 0 else <double>m / POW10_F64[-k]
+    if neg:
+        out[0] = -out[0]
+    return 0
+
+
 cdef int parse_double(const uint8_t* p, Py_ssize_t n, double* out, Buf* scratch) noexcept nogil:
-    """strtod over a JSON-number text (syntax checked by the caller); -1 if infinite."""
+    """A JSON-number text (syntax checked by the caller) as the nearest double; -1 if infinite."""
     cdef char local[64]
     cdef char* s = local
+    if _exact_fast_double(p, n, out) == 0:
+        return 0
     if n >= 63:
         scratch.len = 0
         if buf_reserve(scratch, n + 1) < 0:
@@ -85,7 +185,7 @@ cdef int parse_double(const uint8_t* p, Py_ssize_t n, double* out, Buf* scratch)
         s = <char*>scratch.data
     memcpy(s, p, n)
     s[n] = 0
-    out[0] = strtod(s, NULL)
+    out[0] = tf_strtod(s)
     if isinf(out[0]) or isnan(out[0]):
         return -1
     return 0
@@ -250,7 +350,7 @@ cdef int _digits_roundtrip(const char* digits, int nd, int e10, int bits, double
         memcpy(buf + k, digits + 1, nd - 1)
         k += nd - 1
     k += snprintf(buf + k, 48 - k, "e%d", e10 - 1)
-    back = strtod(buf, NULL)
+    back = tf_strtod(buf)
     if bits == 32:
         return <float>back == <float>ax and not isinf(<float>back)
     return back == ax
@@ -350,7 +450,7 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     if (bits == 64 and ax < 2.2250738585072014e-308) or (bits == 32 and ax < 1.1754943508222875e-38):
         start = 1
     for p in range(start, 18 if bits == 64 else 10):
-        snprintf(buf, 40, "%.*e", p - 1, ax)
+        tf_format_e(buf, 40, p - 1, ax)
         nd = 0
         k = 0
         while buf[k] != 101:
