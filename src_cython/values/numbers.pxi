@@ -65,6 +65,13 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
         return -1
     if p[0] == 48 and e - p > 1:
         return -1
+    if e - p <= 19:                      # 19 digits never overflow 64 bits: no check per digit
+        while p < e:
+            d = <uint64_t>(p[0] - 48)
+            if d > 9:
+                return -1
+            v = v * 10 + d
+            p += 1
     while p < e:
         if not (48 <= p[0] <= 57):
             return -1
