@@ -224,9 +224,6 @@ cdef class AvroPlan(OpenPlan):
             raise MemoryError()
         self.nwplans += 1
 
-    cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
-        return self.wplans[img.plan].field_target[e.col]
-
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         """Targets in order, each from the field compiled for it (top-level records only)."""
         cdef WPlan* p

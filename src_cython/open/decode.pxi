@@ -1073,13 +1073,6 @@ cdef class OpenPlan:
                 return j
             s = (s + 1) & (self.tslot_cap - 1)
 
-    cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
-        """The target column an image entry goes to (-1: none); plans with column indexes
-        override this with a table compiled once per plan."""
-        if e.tgt != -2:
-            return e.tgt
-        return self._lookup_target(e)
-
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         cdef int j, k
         cdef ColEntry* e
@@ -1087,7 +1080,10 @@ cdef class OpenPlan:
             self.present[j] = -1
         if img != NULL:
             for k in range(img.n):
-                j = self._target_of(img, &img.cols[k])
+                # open-protocol images only (simple/Avro plans override this method)
+                j = img.cols[k].tgt
+                if j == -2:
+                    j = self._lookup_target(&img.cols[k])
                 if j >= 0:
                     self.present[j] = k
         for j in range(self.ntargets):

@@ -437,9 +437,6 @@ cdef class SimplePlan(OpenPlan):
                 return -2
         return 0
 
-    cdef int _target_of(self, const Image* img, const ColEntry* e) noexcept nogil:
-        return self.plans[img.plan].col_target[e.col]
-
     cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
         cdef int z
         for z in range(self.nzones):
