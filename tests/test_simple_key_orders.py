@@ -69,3 +69,23 @@ def test_key_prefix_of_expected_name_is_another_key(impl):
         with pytest.raises(ticdc_fast.DecodeError) as ei:
             ticdc_fast.SimpleDecoder("json", implementation=which).decode(None, values)
         assert ei.value.message_index == 2 and ei.value.column == "amount2"
+
+
+def test_duplicate_timestamp_key_takes_the_last_location(impl):
+    """A repeated TIMESTAMP member: the last one wins as a whole (location and value), at the
+    first one's position, as in any JSON object."""
+    base = _base_messages()
+    doc = json.loads(base[1])
+    ts = doc["data"]["updated_at"]
+    body = json.dumps(doc, separators=(",", ":"))
+    first = json.dumps(ts, separators=(",", ":"))
+    later = json.dumps({"location": "UTC", "value": "2024-05-01 00:00:00"}, separators=(",", ":"))
+    dup = body.replace('"updated_at":' + first, '"updated_at":' + first + ',"updated_at":' + later)
+    assert dup != body
+    values = [base[0], dup.encode()]
+    rows = {}
+    for which in (impl, "python"):
+        out = ticdc_fast.SimpleDecoder("json", implementation=which).decode(None, values)
+        rows[which] = dict(out.column("after").to_pylist()[1])
+    assert rows[impl] == rows["python"]
+    assert rows[impl]["updated_at"] == "2024-05-01 00:00:00Z"
