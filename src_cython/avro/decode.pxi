@@ -54,6 +54,15 @@ cdef struct AvField:
     Py_ssize_t name_off
     Py_ssize_t name_len
     uint64_t hash
+    int direct             # typed, target table: D_* when the value goes straight to its column
+    int target
+
+
+cdef enum:
+    D_NONE = 0
+    D_INT = 1       # long/int of an integer column into an integer target (ranges checked)
+    D_F64 = 2       # DOUBLE (double) or FLOAT (float) column into float64: cannot fail
+    D_BLOB = 3      # BLOB bytes into a binary target: the bytes themselves
 
 
 cdef struct WPlan:
@@ -70,6 +79,7 @@ cdef struct WPlan:
     int* entry_at          # per flat field: its entry in the image last read with this plan
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
+    int direct             # some fields of this (value) plan are written straight to their targets
 
 
 cdef struct RecInfo:
@@ -212,6 +222,13 @@ cdef class AvroPlan(OpenPlan):
         for k in range(p.nfields):
             if p.fields[k].role == ROLE_COLUMN and p.field_target[k] >= 0:
                 p.tfield[p.field_target[k]] = k
+        if self.typed and ws.database is not None and ws.database.encode("utf-8") == self.schema_name \
+                and ws.table.encode("utf-8") == self.table_name:
+            for k in range(p.nfields):
+                p.fields[k].direct = self._direct_kind(p, k)
+                p.fields[k].target = p.field_target[k]
+                if p.fields[k].direct != D_NONE:
+                    p.direct = 1
         db = None if ws.database is None else ws.database.encode("utf-8")
         tb = ws.table.encode("utf-8")
         p.db_off = self.keys.len
@@ -224,8 +241,103 @@ cdef class AvroPlan(OpenPlan):
             raise MemoryError()
         self.nwplans += 1
 
+    cdef int _direct_kind(self, WPlan* p, int k):
+        """D_* for a top-level column whose every non-null branch can be written straight to its
+        target while the record is read (same values and errors as the span → converter path)."""
+        cdef AvField* f = &p.fields[k]
+        cdef int j = p.field_target[k], w, kind, bi, found = D_NONE, this
+        cdef int tk = TYPE_KIND[f.type_code]
+        if f.role != ROLE_COLUMN or j < 0:
+            return D_NONE
+        w = self.writers[j]
+        for bi in range(f.nbranch):
+            kind = p.branches[f.branch0 + bi].kind
+            if kind == AV_NULL:
+                continue
+            if (kind == AV_LONG or kind == AV_INT) and (tk == K_INT or tk == K_UINT) \
+                    and W_INT8 <= w <= W_UINT64 and f.type_code != 16:
+                this = D_INT
+            elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == 5) or (kind == AV_FLOAT and f.type_code == 4)):
+                this = D_F64
+            elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
+                    and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != 246 and f.type_code != 16:
+                this = D_BLOB
+            else:
+                return D_NONE
+            if found != D_NONE and found != this:
+                return D_NONE
+            found = this
+        return found
+
+    cdef int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
+        """Read one value of a D_* field into its target column (the null branch: a null)."""
+        cdef int j = f.target, w = self.writers[j]
+        cdef Py_ssize_t off = c.pos - c.start
+        cdef int64_t lv, lo, v64
+        cdef uint64_t hi
+        cdef IntVal iv
+        cdef float f32
+        cdef double f64
+        cdef Span raw
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        if b.kind == AV_NULL:
+            if w == W_STRING or w == W_BINARY:
+                return 0 if var_push_null(&self.t_var[j]) == 0 else -2
+            return 0 if fix_push_null(&self.t_fix[j]) == 0 else -2
+        if f.direct == D_INT:
+            if avro_long(c, &lv, err) < 0:
+                return -1
+            if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
+                return fail_at(err, off, "Avro int out of 32-bit range")
+            iv.neg = 0
+            if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
+                iv.mag = <uint64_t>lv      # long mode: TiCDC casts the uint64 to int64
+            elif lv < 0:
+                iv.neg = 1
+                iv.mag = <uint64_t>(-(lv + 1)) + 1
+            else:
+                iv.mag = <uint64_t>lv
+            int_range(f.type_code, f.flags, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, off, "integer out of range")
+            writer_range(w, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, off, "integer out of range for the target type")
+            v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+            if w == W_INT8 or w == W_UINT8:
+                i8 = <int8_t>v64
+                return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -2
+            if w == W_INT16 or w == W_UINT16:
+                i16 = <int16_t>v64
+                return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -2
+            if w == W_INT32 or w == W_UINT32:
+                i32 = <int32_t>v64
+                return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -2
+            return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -2
+        if f.direct == D_F64:
+            if b.kind == AV_FLOAT:
+                if c.end - c.pos < 4:
+                    return fail(err, c, "truncated Avro float")
+                memcpy(&f32, c.pos, 4)
+                c.pos += 4
+                f64 = f32
+            else:
+                if c.end - c.pos < 8:
+                    return fail(err, c, "truncated Avro double")
+                memcpy(&f64, c.pos, 8)
+                c.pos += 8
+            if isinf(f64) or isnan(f64):
+                return fail_at(err, off, "NaN or infinite float")
+            return 0 if fix_push(&self.t_fix[j], &f64) == 0 else -2
+        if avro_string(c, &raw, err) < 0:
+            return -1
+        return 0 if var_push(&self.t_var[j], raw.p, raw.n) == 0 else -2
+
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
-        """Targets in order, each from the field compiled for it (top-level records only)."""
+        """Targets in order, each from the field compiled for it (top-level records only); fields
+        written while the record was read (`direct`) are already in their columns."""
         cdef WPlan* p
         cdef int j, k
         cdef ColEntry* e
@@ -235,6 +347,8 @@ cdef class AvroPlan(OpenPlan):
         for j in range(self.ntargets):
             k = p.tfield[j]
             if k >= 0:
+                if img.direct and p.fields[k].direct != D_NONE:
+                    continue
                 e = &img.cols[p.entry_at[k]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
                     if self._convert(e, j, err) < 0:
@@ -555,6 +669,9 @@ cdef class AvroPlan(OpenPlan):
         img.present = 1
         img.n = 0
         img.plan = <int>(p - self.wplans)
+        # typed rows of the target table: some fields go straight to their columns (the row is
+        # always emitted or the batch fails, so nothing written here can be left dangling)
+        img.direct = p.direct and img == &self.images[IMG_U] and first == 0
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -574,6 +691,13 @@ cdef class AvroPlan(OpenPlan):
             if f.role != ROLE_COLUMN:
                 if self._extension(c, f, b, info, err) < 0:
                     set_column(err, p.names.data + f.name_off, f.name_len)
+                    return -1
+                continue
+            if img.direct and f.direct != D_NONE:
+                dup = self._direct_value(c, f, b, err)
+                if dup < 0:
+                    if dup == -1:
+                        set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
                 continue
             if img.n == img.cap:

@@ -38,6 +38,7 @@ cdef struct Image:
     int plan               # simple/Avro: the table or writer plan its ColEntry.col indexes
     int slot               # simple: which image (data/old) of the message
     uint32_t gen           # simple: generation stamped on the plan's per-column index when read
+    int direct             # Avro: typed fields of this image were written straight to their columns
 
 
 cdef struct MapCol:
