@@ -398,3 +398,25 @@ def test_simple_arrow_schema_from_bootstrap_messages():
         sp = ticdc_fast.simple_arrow_schema(value, encoding=encoding, spark=True)
         assert [f.type for f in sp] == [pa.decimal128(20, 0), pa.decimal128(38, 30), pa.decimal128(12, 2),
                                         pa.timestamp("us", tz="UTC"), pa.string(), pa.string(), pa.binary()]
+
+
+# --------------------------------------------------------------------------- generic TIMESTAMP text
+GENERIC_TS = [("UTC", "2024-01-01 00:00:00", "2024-01-01 00:00:00Z"),
+              ("Asia/Shanghai", "2024-01-01 08:00:00.5", "2024-01-01 00:00:00.5Z"),
+              ("Asia/Shanghai", "2024-01-01 07:59:59.000001", "2023-12-31 23:59:59.000001Z"),
+              ("America/New_York", "2024-11-03 01:30:00.123", "2024-11-03 05:30:00.123Z"),
+              ("Asia/Kathmandu", "1986-01-01 00:10:00.12345", "1985-12-31 18:40:00.12345Z"),
+              ("Asia/Shanghai", "0001-01-01 00:00:00.000000", "0000-12-31 16:00:00.000000Z"),
+              ("UTC", "9999-12-31 23:59:59.999999", "9999-12-31 23:59:59.999999Z")]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_generic_timestamp_text_in_utc(encoding, impl):
+    """Generic output renders TIMESTAMP {location, value} as the UTC instant, keeping the
+    value's number of fraction digits."""
+    evs = [SimpleBootstrap(BASE)] + [SimpleDML(BASE, "INSERT", make_tso(T0 + k), data={"id": k, "ts": (loc, wall)})
+                                     for k, (loc, wall, _) in enumerate(GENERIC_TS)]
+    values = _values(encoding, evs)
+    out = ticdc_fast.SimpleDecoder(encoding, implementation=impl).decode(None, values)
+    got = [dict(m)["ts"] for m in out.column("after").to_pylist()[1:]]
+    assert got == [want for _, _, want in GENERIC_TS]

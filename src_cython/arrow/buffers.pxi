@@ -125,10 +125,20 @@ cdef struct Bits:
 
 cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
     # the bitmap exists only once a null arrived: all-valid columns (most) never write bits
-    if valid and v.nulls == 0:
-        v.n += 1
-        return 0
-    return _bits_push_slow(v, valid)
+    if v.nulls == 0:
+        if valid:
+            v.n += 1
+            return 0
+        return _bits_push_slow(v, valid)
+    if (v.n & 7) == 0:
+        if buf_push_byte(&v.b, 0) < 0:
+            return -1
+    if valid:
+        v.b.data[v.n >> 3] |= <uint8_t>(1 << (v.n & 7))
+    else:
+        v.nulls += 1
+    v.n += 1
+    return 0
 
 
 cdef int _bits_push_slow(Bits* v, bint valid) noexcept nogil:

@@ -1395,11 +1395,29 @@ cdef class SimplePlan(OpenPlan):
             if e.v.p[i] == 46:
                 fd = <int>(e.v.n - i - 1)
                 break
-        n = snprintf(txt, 48, "%04d-%02d-%02d %02d:%02d:%02d", y, m, d, <int>(secs // 3600),
-                     <int>(secs // 60 % 60), <int>(secs % 60))
+        if 0 <= y <= 9999:             # the common case, without printf
+            _put2(txt, y // 100)
+            _put2(txt + 2, y % 100)
+            txt[4] = 45
+            _put2(txt + 5, m)
+            txt[7] = 45
+            _put2(txt + 8, d)
+            txt[10] = 32
+            _put2(txt + 11, <int>(secs // 3600))
+            txt[13] = 58
+            _put2(txt + 14, <int>(secs // 60 % 60))
+            txt[16] = 58
+            _put2(txt + 17, <int>(secs % 60))
+            n = 19
+        else:
+            n = snprintf(txt, 48, "%04d-%02d-%02d %02d:%02d:%02d", y, m, d, <int>(secs // 3600),
+                         <int>(secs // 60 % 60), <int>(secs % 60))
         if fd > 0:
-            n += snprintf(txt + n, 48 - n, ".%06lld", <long long>frac)
-            n -= 6 - fd
+            txt[n] = 46
+            _put2(txt + n + 1, <int>(frac // 10000))
+            _put2(txt + n + 3, <int>(frac // 100 % 100))
+            _put2(txt + n + 5, <int>(frac % 100))
+            n += 1 + fd
         txt[n] = 90
         n += 1
         if buf_append(&out.data, txt, n) < 0:
@@ -1527,6 +1545,11 @@ cdef int _json_u64(const Span* v, uint64_t* out) noexcept nogil:
         return -1
     out[0] = iv.mag
     return 0
+
+
+cdef inline void _put2(char* out, int v) noexcept nogil:
+    out[0] = <char>(48 + v // 10)
+    out[1] = <char>(48 + v % 10)
 
 
 cdef inline void _span_scratch(Span* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
