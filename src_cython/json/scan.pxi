@@ -382,7 +382,7 @@ cdef int skip_container(Cur* c, int depth, Err* err) noexcept nogil:
     return 0
 
 
-cdef int scan_scalar(Cur* c, Span* s, Err* err) noexcept nogil:
+cdef inline int scan_scalar(Cur* c, Span* s, Err* err) noexcept nogil:
     cdef uint8_t ch = c.pos[0]
     if ch == 34:
         return scan_string(c, s, err)

@@ -1481,7 +1481,13 @@ cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
     if end - p < 6 or not bytes_eq(p, <const uint8_t*>b',"v":', 5):
         return 0
     c.pos = p + 5
-    if scan_value(c, &e.v, 4, err) < 0:
+    if c.pos < end and c.pos[0] == 34:          # the common values first, without the dispatch
+        if scan_string(c, &e.v, err) < 0:
+            return -1
+    elif c.pos < end and (c.pos[0] == 45 or 48 <= c.pos[0] <= 57):
+        if scan_number(c, &e.v, err) < 0:
+            return -1
+    elif scan_value(c, &e.v, 4, err) < 0:
         return -1
     if c.pos < end and c.pos[0] == 125:
         c.pos += 1
