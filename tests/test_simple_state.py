@@ -453,3 +453,36 @@ def test_typed_state_round_trip_and_emit(encoding, impl):
     rows = restored.decode(None, values[3:]).to_pylist()
     assert [(r["_op"], r["id"], r["name"], r["_undecodable"]) for r in rows] == [
         ("BOOTSTRAP", None, None, False), ("INSERT", 2, "user2", False), ("INSERT", 3, "user3", False)]
+
+
+# --------------------------------------------------------------------------- unknown zones
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_unknown_zone_fails_only_where_converted(encoding, impl):
+    """A TIMESTAMP location that is no zone fails the value where it is converted, naming its
+    column: in generic output (both images are rendered) and in a typed row's own image, but not
+    in the old image of a typed UPDATE, which typed output does not use."""
+    bad = {"ts": ("Mars/Olympus_Mons", "2024-05-01 08:00:00.000")}
+    upd = SimpleDML(V1, "UPDATE", make_tso(T0 + 2), data={"id": 1, "name": "x", "ts": ("UTC", "2024-05-01 00:00:00.000")},
+                    old={"id": 1, "name": "y", **bad})
+    values = _values(encoding, [SimpleBootstrap(V1), upd])
+    typed = dict(table="app.users", schema=pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us", tz="UTC"))]),
+                 control_events=False)
+    out = _dec(encoding, impl, **typed).decode(None, values)
+    assert out.column("id").to_pylist() == [1]
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _dec(encoding, impl).decode(None, values)
+    assert (ei.value.message_index, ei.value.column) == (1, "ts") and "Mars/Olympus_Mons" in str(ei.value)
+    ins = _values(encoding, [SimpleBootstrap(V1), SimpleDML(V1, "INSERT", make_tso(T0 + 3),
+                                                            data={"id": 2, "name": "z", **bad})])
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _dec(encoding, impl, **typed).decode(None, ins)
+    assert (ei.value.message_index, ei.value.column) == (1, "ts")
+
+
+def test_zone_name_that_is_not_utf8_is_an_error_not_a_loop(impl):
+    ok = _values("avro", [SimpleBootstrap(V1), _ins(V1, 1, T0 + 1)])
+    assert b"Asia/Shanghai" in ok[1]
+    broken = ok[1].replace(b"Asia/Shanghai", b"Asia/Shangha\xff")
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _dec("avro", impl).decode(None, [ok[0], broken])
+    assert ei.value.message_index == 1

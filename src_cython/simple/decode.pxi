@@ -316,10 +316,16 @@ cdef class SimplePlan(OpenPlan):
                     raise MemoryError()
         p.name_off[ncols] = p.names.len
 
-    def add_zone(self, name):
-        """Load the transition table of an IANA zone named by TIMESTAMP values."""
+    def zone_names_seen(self):
+        """Zone names registered so far (known or not)."""
+        return list(self.zone_names)
+
+    def add_zone(self, name, known=True):
+        """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
+        registers a name that is no zone: values using it fail only where they are converted
+        (as in the twin), so an unused image or column does not fail the message."""
         from ticdc_fast.timezones import local_table
-        bounds, offsets = local_table(name)
+        bounds, offsets = local_table(name) if known else ((), ())
         cdef int z = self.nzones
         cdef Py_ssize_t k, n = len(bounds)
         cdef bytes nb = name.encode("utf-8")
@@ -332,14 +338,14 @@ cdef class SimplePlan(OpenPlan):
         self.zone_key_off[z] = self.zone_keys.len
         buf_append(&self.zone_keys, <const char*>nb, len(nb))
         self.zone_key_off[z + 1] = self.zone_keys.len
-        self.zone_bounds[z] = <int64_t*>malloc(n * sizeof(int64_t))
-        self.zone_offsets[z] = <int64_t*>malloc(n * sizeof(int64_t))
+        self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
             raise MemoryError()
         for k in range(n):
             self.zone_bounds[z][k] = bounds[k]
             self.zone_offsets[z][k] = offsets[k]
-        self.zone_n[z] = n
+        self.zone_n[z] = n if known else -1
         self.nzones += 1
         self.zone_names.append(name)
 
@@ -1369,6 +1375,14 @@ cdef class SimplePlan(OpenPlan):
             return _close(out, 1, err)
         return OpenPlan._render(self, e, out, err)
 
+    cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
+        cdef Py_ssize_t n = self.zone_key_off[z + 1] - self.zone_key_off[z]
+        err.failed = 1
+        err.offset = e.v.off
+        snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
+                 <const char*>(self.zone_keys.data + self.zone_key_off[z]))
+        return -1
+
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         cdef const char* why = NULL
         cdef int64_t wall, utc, days, secs, frac, rem
@@ -1382,6 +1396,8 @@ cdef class SimplePlan(OpenPlan):
                     return -1
                 return _close(out, 1, err)
             return fail_at(err, e.v.off, why)
+        if self.zone_n[z] < 0:
+            return self._unknown_zone(z, e, err)
         utc = wall - _zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
         days = utc // DAY_US          # C division truncates: make it floor
         rem = utc - days * DAY_US
@@ -1453,6 +1469,8 @@ cdef class SimplePlan(OpenPlan):
                 return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
             if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
                 return fail_at(err, e.v.off, why)
+            if self.zone_n[e.loc.neg] < 0:
+                return self._unknown_zone(e.loc.neg, e, err)
             utc = wall - _zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
                                       self.zone_n[e.loc.neg], wall)
             if fix_push(&self.t_fix[j], &utc) < 0:

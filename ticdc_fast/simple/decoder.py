@@ -361,7 +361,11 @@ class SimpleDecoder:
         try:
             self._rows.add_zone(zone)
         except ValueError as exc:
-            raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
+            if zone in self._rows.zone_names_seen():
+                # the core asked again for a name it has (not valid UTF-8, or too long to pass)
+                raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
+            # not a zone: values that use it fail where they are converted, naming their column
+            self._rows.add_zone(zone, known=False)
         return True
 
     def _run_one(self, value: bytes, msg: int) -> None:
