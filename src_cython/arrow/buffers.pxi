@@ -129,7 +129,8 @@ cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
         if valid:
             v.n += 1
             return 0
-        return _bits_push_slow(v, valid)
+        if _bits_materialise(v) < 0:
+            return -1
     if (v.n & 7) == 0:
         if buf_push_byte(&v.b, 0) < 0:
             return -1
@@ -141,25 +142,15 @@ cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
     return 0
 
 
-cdef int _bits_push_slow(Bits* v, bint valid) noexcept nogil:
-    cdef Py_ssize_t full
-    if v.nulls == 0:
-        # first null: the bits of every row before it are set
-        full = (v.n + 7) // 8
-        if buf_reserve(&v.b, full + 64) < 0:
-            return -1
-        memset(v.b.data, 0xFF, full)
-        if v.n & 7:
-            v.b.data[full - 1] = <uint8_t>((1 << (v.n & 7)) - 1)
-        v.b.len = full
-    if (v.n & 7) == 0:
-        if buf_push_byte(&v.b, 0) < 0:
-            return -1
-    if valid:
-        v.b.data[v.n >> 3] |= <uint8_t>(1 << (v.n & 7))
-    else:
-        v.nulls += 1
-    v.n += 1
+cdef int _bits_materialise(Bits* v) noexcept nogil:
+    """At the first null: the bits of every row before it, all set."""
+    cdef Py_ssize_t full = (v.n + 7) // 8
+    if buf_reserve(&v.b, full + 64) < 0:
+        return -1
+    memset(v.b.data, 0xFF, full)
+    if v.n & 7:
+        v.b.data[full - 1] = <uint8_t>((1 << (v.n & 7)) - 1)
+    v.b.len = full
     return 0
 
 

@@ -271,65 +271,20 @@ cdef class AvroPlan(OpenPlan):
 
     cdef int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
         """Read one value of a D_* field into its target column (the null branch: a null)."""
-        cdef int j = f.target, w = self.writers[j]
+        cdef int j = f.target
         cdef Py_ssize_t off = c.pos - c.start
-        cdef int64_t lv, lo, v64
-        cdef uint64_t hi
         cdef IntVal iv
-        cdef float f32
         cdef double f64
         cdef Span raw
-        cdef int8_t i8
-        cdef int16_t i16
-        cdef int32_t i32
         if b.kind == AV_NULL:
-            if w == W_STRING or w == W_BINARY:
-                return 0 if var_push_null(&self.t_var[j]) == 0 else -2
-            return 0 if fix_push_null(&self.t_fix[j]) == 0 else -2
+            return self._push_target_null(j)
         if f.direct == D_INT:
-            if avro_long(c, &lv, err) < 0:
+            if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
-            if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
-                return fail_at(err, off, "Avro int out of 32-bit range")
-            iv.neg = 0
-            if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
-                iv.mag = <uint64_t>lv      # long mode: TiCDC casts the uint64 to int64
-            elif lv < 0:
-                iv.neg = 1
-                iv.mag = <uint64_t>(-(lv + 1)) + 1
-            else:
-                iv.mag = <uint64_t>lv
-            int_range(f.type_code, f.flags, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
-                return fail_at(err, off, "integer out of range")
-            writer_range(w, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
-                return fail_at(err, off, "integer out of range for the target type")
-            v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
-            if w == W_INT8 or w == W_UINT8:
-                i8 = <int8_t>v64
-                return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -2
-            if w == W_INT16 or w == W_UINT16:
-                i16 = <int16_t>v64
-                return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -2
-            if w == W_INT32 or w == W_UINT32:
-                i32 = <int32_t>v64
-                return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -2
-            return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -2
+            return self._push_target_int(j, &iv, f.type_code, f.flags, off, err)
         if f.direct == D_F64:
-            if b.kind == AV_FLOAT:
-                if c.end - c.pos < 4:
-                    return fail(err, c, "truncated Avro float")
-                memcpy(&f32, c.pos, 4)
-                c.pos += 4
-                f64 = f32
-            else:
-                if c.end - c.pos < 8:
-                    return fail(err, c, "truncated Avro double")
-                memcpy(&f64, c.pos, 8)
-                c.pos += 8
-            if isinf(f64) or isnan(f64):
-                return fail_at(err, off, "NaN or infinite float")
+            if _avro_real(c, b, off, &f64, err) < 0:
+                return -1
             return 0 if fix_push(&self.t_fix[j], &f64) == 0 else -2
         if avro_string(c, &raw, err) < 0:
             return -1
@@ -355,10 +310,7 @@ cdef class AvroPlan(OpenPlan):
                         set_column(err, e.name.p, e.name.n)
                         return -1
                     continue
-            if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
-                if var_push_null(&self.t_var[j]) < 0:
-                    return -2
-            elif fix_push_null(&self.t_fix[j]) < 0:
+            if self._push_target_null(j) < 0:
                 return -2
         return 0
 
@@ -456,11 +408,7 @@ cdef class AvroPlan(OpenPlan):
         fix_push_null(&self.c_value_id)
         if self.typed:
             for j in range(self.ntargets):
-                w = self.writers[j]
-                if w == W_STRING or w == W_BINARY:
-                    var_push_null(&self.t_var[j])
-                else:
-                    fix_push_null(&self.t_fix[j])
+                self._push_target_null(j)
         else:
             _push_py_text(&self.c_schema, row.get("_schema"))
             _push_py_text(&self.c_table, row.get("_table"))
@@ -776,18 +724,8 @@ cdef class AvroPlan(OpenPlan):
             self.scratch.len += 1
             return 0
         if b.kind == AV_INT or b.kind == AV_LONG:
-            if avro_long(c, &lv, err) < 0:
+            if _avro_int(c, f, b, v.off, &iv, err) < 0:
                 return -1
-            if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
-                return fail_at(err, v.off, "Avro int out of 32-bit range")
-            iv.neg = 0
-            if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
-                iv.mag = <uint64_t>lv      # long mode: TiCDC casts the uint64 to int64
-            elif lv < 0:
-                iv.neg = 1
-                iv.mag = <uint64_t>(-(lv + 1)) + 1
-            else:
-                iv.mag = <uint64_t>lv
             if self.typed:
                 v.kind = J_RAWINT
                 v.neg = iv.neg
@@ -800,19 +738,8 @@ cdef class AvroPlan(OpenPlan):
             self.scratch.len += tn
             return 0
         if b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
-            if b.kind == AV_FLOAT:
-                if c.end - c.pos < 4:
-                    return fail(err, c, "truncated Avro float")
-                memcpy(&f32, c.pos, 4)
-                c.pos += 4
-                f64 = f32
-            else:
-                if c.end - c.pos < 8:
-                    return fail(err, c, "truncated Avro double")
-                memcpy(&f64, c.pos, 8)
-                c.pos += 8
-            if isinf(f64) or isnan(f64):
-                return fail_at(err, v.off, "NaN or infinite float")
+            if _avro_real(c, b, v.off, &f64, err) < 0:
+                return -1
             bits = 32 if f.type_code == 4 else 64
             if bits == 32:
                 f32 = <float>f64
@@ -1121,6 +1048,45 @@ cdef class AvroPlan(OpenPlan):
         if self._emit_map(&self.c_after, after, err) < 0 or self._emit_map(&self.c_before, before, err) < 0:
             return -1
         return self._emit_map(&self.c_keymap, &self.images[IMG_KEY] if self.images[IMG_KEY].present else NULL, err)
+
+
+cdef int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, IntVal* iv,
+                   Err* err) noexcept nogil:
+    """An Avro int/long of column f as sign and magnitude (BIGINT UNSIGNED in long mode: TiCDC
+    cast the uint64 to int64, undone here)."""
+    cdef int64_t lv
+    if avro_long(c, &lv, err) < 0:
+        return -1
+    if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
+        return fail_at(err, off, "Avro int out of 32-bit range")
+    iv.neg = 0
+    if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
+        iv.mag = <uint64_t>lv
+    elif lv < 0:
+        iv.neg = 1
+        iv.mag = <uint64_t>(-(lv + 1)) + 1
+    else:
+        iv.mag = <uint64_t>lv
+    return 0
+
+
+cdef int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:
+    """An Avro float/double as a finite double."""
+    cdef float f32
+    if b.kind == AV_FLOAT:
+        if c.end - c.pos < 4:
+            return fail(err, c, "truncated Avro float")
+        memcpy(&f32, c.pos, 4)
+        c.pos += 4
+        out[0] = f32
+    else:
+        if c.end - c.pos < 8:
+            return fail(err, c, "truncated Avro double")
+        memcpy(out, c.pos, 8)
+        c.pos += 8
+    if isinf(out[0]) or isnan(out[0]):
+        return fail_at(err, off, "NaN or infinite float")
+    return 0
 
 
 cdef inline uint64_t _be64(const uint8_t* p) noexcept nogil:

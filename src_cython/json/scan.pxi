@@ -488,6 +488,15 @@ cdef inline int key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept no
     return _escaped_key_is(k, lit, n)
 
 
+cdef int key_id(const Span* name, const char** texts, const Py_ssize_t* lens, int count) noexcept nogil:
+    """Index of the key among `count` known names (escaped spellings too), -1 for any other."""
+    cdef int k
+    for k in range(count):
+        if key_is(name, texts[k], lens[k]):
+            return k
+    return -1
+
+
 cdef int _escaped_key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
     cdef Buf tmp
     cdef int eq

@@ -137,15 +137,6 @@ EVENT_KEY_TEXT[7] = b"ohk"
 EVENT_KEY_LEN[7] = 3
 
 
-cdef int _event_key(const Span* name) noexcept nogil:
-    """The id of an open-protocol event key field (escaped spellings too), -1 for any other."""
-    cdef int k
-    for k in range(EVENT_KEYS):
-        if key_is(name, EVENT_KEY_TEXT[k], EVENT_KEY_LEN[k]):
-            return k
-    return -1
-
-
 cdef class OpenPlan:
     """Compiled once per decoder (table, target schema, time zone); decodes batches."""
     cdef int typed
@@ -527,7 +518,7 @@ cdef class OpenPlan:
             if kid < 0:
                 if obj_key(c, &name, err) < 0:
                     return -1
-                kid = _event_key(&name)
+                kid = key_id(&name, EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS)
                 if kpos < KSEQ_MAX:
                     self.kseq[kpos] = kid
             kpos += 1
@@ -1074,6 +1065,39 @@ cdef class OpenPlan:
                 return j
             s = (s + 1) & (self.tslot_cap - 1)
 
+    cdef inline int _push_target_null(self, int j) noexcept nogil:
+        """A null in target column j (0, or -2 out of memory)."""
+        if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
+            return 0 if var_push_null(&self.t_var[j]) == 0 else -2
+        return 0 if fix_push_null(&self.t_fix[j]) == 0 else -2
+
+    cdef int _push_target_int(self, int j, const IntVal* iv, int t, uint32_t flags, Py_ssize_t off,
+                              Err* err) noexcept nogil:
+        """An integer of a column of type t into integer target j, both ranges checked."""
+        cdef int w = self.writers[j]
+        cdef int64_t lo, v64
+        cdef uint64_t hi
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        int_range(t, flags, &lo, &hi)
+        if not int_in_range(iv, lo, hi):
+            return fail_at(err, off, "integer out of range")
+        writer_range(w, &lo, &hi)
+        if not int_in_range(iv, lo, hi):
+            return fail_at(err, off, "integer out of range for the target type")
+        v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+        if w == W_INT8 or w == W_UINT8:
+            i8 = <int8_t>v64
+            return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -2
+        if w == W_INT16 or w == W_UINT16:
+            i16 = <int16_t>v64
+            return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -2
+        if w == W_INT32 or w == W_UINT32:
+            i32 = <int32_t>v64
+            return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -2
+        return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -2
+
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         cdef int j, k
         cdef ColEntry* e
@@ -1090,10 +1114,7 @@ cdef class OpenPlan:
         for j in range(self.ntargets):
             k = self.present[j]
             if k < 0 or img.cols[k].v.kind == J_NULL or img.cols[k].v.kind == J_ABSENT:
-                if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
-                    if var_push_null(&self.t_var[j]) < 0:
-                        return _oom(err)
-                elif fix_push_null(&self.t_fix[j]) < 0:
+                if self._push_target_null(j) < 0:
                     return _oom(err)
                 continue
             e = &img.cols[k]
@@ -1331,37 +1352,21 @@ cdef class OpenPlan:
         least 400 bytes; integers get span kind `int_kind`)."""
         cdef int w = self.writers[j]
         cdef IntVal iv
-        cdef int64_t lo, v64
+        cdef int64_t lo
         cdef uint64_t hi
         cdef double x
         cdef float f
-        cdef int8_t i8
-        cdef int16_t i16
-        cdef int32_t i32
         cdef char digits[24]
         cdef int nd, e10, tn
         cdef uint64_t limbs[2]
         if e.v.kind == J_RAWINT:
             iv.neg = e.v.neg
             iv.mag = <uint64_t>e.v.n
+            if W_INT8 <= w <= W_UINT64:
+                return self._push_target_int(j, &iv, e.t, e.f, e.v.off, err)
             int_range(e.t, e.f, &lo, &hi)
             if not int_in_range(&iv, lo, hi):
                 return fail_at(err, e.v.off, "integer out of range")
-            if W_INT8 <= w <= W_UINT64:
-                writer_range(w, &lo, &hi)
-                if not int_in_range(&iv, lo, hi):
-                    return fail_at(err, e.v.off, "integer out of range for the target type")
-                v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
-                if w == W_INT8 or w == W_UINT8:
-                    i8 = <int8_t>v64
-                    return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -1
-                if w == W_INT16 or w == W_UINT16:
-                    i16 = <int16_t>v64
-                    return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -1
-                if w == W_INT32 or w == W_UINT32:
-                    i32 = <int32_t>v64
-                    return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -1
-                return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -1
             if w == W_DECIMAL128 and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM) \
                     and _int_to_decimal128(&iv, self.precisions[j], self.scales[j], limbs) == 0:
                 return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1

@@ -70,15 +70,6 @@ ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
 
 
-cdef int _envelope_key(const Span* name) noexcept nogil:
-    """The id of a simple-protocol envelope key (escaped spellings too), -1 for any other key."""
-    cdef int k
-    for k in range(ENV_KEYS):
-        if key_is(name, ENV_KEY_TEXT[k], ENV_KEY_LEN[k]):
-            return k
-    return -1
-
-
 cdef struct TablePlan:
     uint64_t version
     uint64_t hash
@@ -436,10 +427,7 @@ cdef class SimplePlan(OpenPlan):
                         set_column(err, self._name_ptr(e), e.name_len)
                         return -1
                     continue
-            if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
-                if var_push_null(&self.t_var[j]) < 0:
-                    return -2
-            elif fix_push_null(&self.t_fix[j]) < 0:
+            if self._push_target_null(j) < 0:
                 return -2
         return 0
 
@@ -562,11 +550,7 @@ cdef class SimplePlan(OpenPlan):
             var_push(&self.c_raw, <const char*>raw, len(raw))
         if self.typed:
             for j in range(self.ntargets):
-                w = self.writers[j]
-                if w == W_STRING or w == W_BINARY:
-                    var_push_null(&self.t_var[j])
-                else:
-                    fix_push_null(&self.t_fix[j])
+                self._push_target_null(j)
         else:
             _push_py_text(&self.c_schema, row.get("_schema"))
             _push_py_text(&self.c_table, row.get("_table"))
@@ -679,7 +663,7 @@ cdef class SimplePlan(OpenPlan):
             if kid < 0:
                 if obj_key(c, &name, err) < 0:
                     return -1
-                kid = _envelope_key(&name)
+                kid = key_id(&name, ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS)
                 if epos < ENV_SEQ_MAX:
                     self.env_seq[epos] = kid
             epos += 1

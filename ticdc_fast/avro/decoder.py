@@ -10,26 +10,18 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError
-from .._frontend import (add_kafka_columns, as_large_binary, as_pylist, check_extras, is_binary_array,
-                         with_kafka_fields)
+from .._frontend import (TEXT_MAP, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
+                         is_binary_array, with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
 from .reference import ReferenceAvroRows
 from .registry import RegistryFailure, SchemaSource
 from .schema import SchemaProblem, compile_writer_schema
 
-_MAP = pa.map_(pa.string(), pa.string())
 _I64 = (1 << 63) - 1
 
-GENERIC_FIELDS = [
-    pa.field(C.COL_OP, pa.string(), nullable=False),
-    pa.field(C.COL_COMMIT_TS, pa.int64()),
-    pa.field(C.COL_SCHEMA, pa.string()),
-    pa.field(C.COL_TABLE, pa.string()),
-    pa.field(C.COL_DDL, pa.string()),
-    pa.field(C.COL_AFTER, _MAP),
-    pa.field(C.COL_BEFORE, _MAP),
-    pa.field("_key", _MAP),
+GENERIC_FIELDS = change_fields(commit_ts_nullable=True) + [
+    pa.field("_key", TEXT_MAP),
     pa.field(C.COL_DDL_TYPE, pa.int32()),
     pa.field("_checksum", pa.string()),
     pa.field("_checksum_corrupted", pa.bool_()),
@@ -134,9 +126,7 @@ class AvroDecoder:
         except BaseException:
             rows.reset()
             raise
-        add_kafka_columns(cols, msg_index, parts, offs)
-        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
-            partitions=parts is not None, offsets=offs is not None))
+        return self._batch(cols, msg_index, parts, offs)
 
     def _decode_arrow(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         """Zero-copy input: the core reads the Arrow buffers; only the rare messages the fast path
@@ -167,6 +157,9 @@ class AvroDecoder:
         except BaseException:
             rows.reset()
             raise
+        return self._batch(cols, msg_index, partitions, offsets)
+
+    def _batch(self, cols, msg_index, partitions, offsets) -> pa.RecordBatch:
         add_kafka_columns(cols, msg_index, partitions, offsets)
         return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
             partitions=partitions is not None, offsets=offsets is not None))

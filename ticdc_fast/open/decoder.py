@@ -11,21 +11,13 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import check_compression
-from .._frontend import add_kafka_columns, as_pylist, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..timezones import get_zone, local_table
 from . import reference
 
-_MAP = pa.map_(pa.string(), pa.string())
 
-GENERIC_FIELDS = [
-    pa.field(C.COL_OP, pa.string(), nullable=False),
-    pa.field(C.COL_COMMIT_TS, pa.int64(), nullable=False),
-    pa.field(C.COL_SCHEMA, pa.string()),
-    pa.field(C.COL_TABLE, pa.string()),
-    pa.field(C.COL_DDL, pa.string()),
-    pa.field(C.COL_AFTER, _MAP),
-    pa.field(C.COL_BEFORE, _MAP),
+GENERIC_FIELDS = change_fields() + [
     pa.field(C.COL_DDL_TYPE, pa.int32()),
     pa.field(C.COL_ROW_ID, pa.int64()),
     pa.field(C.COL_PHYSICAL_TABLE_ID, pa.int64()),

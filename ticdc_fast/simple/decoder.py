@@ -21,24 +21,17 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import check_compression, decompress
 from ..errors import DecodeError
-from .._frontend import as_array, as_large_binary, as_pylist, check_extras, is_binary_array, with_kafka_fields
+from .._frontend import (as_array, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+                         with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
 from .messages import Msg, parse_message
 from .reference import ReferenceRows
 from .schema import TableSchema, arrow_schema, table_schema_from_dict
 
-_MAP = pa.map_(pa.string(), pa.string())
 _INT64_MAX = (1 << 63) - 1
 
-GENERIC_FIELDS = [
-    pa.field(C.COL_OP, pa.string(), nullable=False),
-    pa.field(C.COL_COMMIT_TS, pa.int64(), nullable=False),
-    pa.field(C.COL_SCHEMA, pa.string()),
-    pa.field(C.COL_TABLE, pa.string()),
-    pa.field(C.COL_DDL, pa.string()),
-    pa.field(C.COL_AFTER, _MAP),
-    pa.field(C.COL_BEFORE, _MAP),
+GENERIC_FIELDS = change_fields() + [
     pa.field("_ddl_type", pa.string()),
     pa.field("_table_schema", pa.string()),
     pa.field("_schema_version", pa.int64()),
