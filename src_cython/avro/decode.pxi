@@ -1050,7 +1050,7 @@ cdef class AvroPlan(OpenPlan):
         return self._emit_map(&self.c_keymap, &self.images[IMG_KEY] if self.images[IMG_KEY].present else NULL, err)
 
 
-cdef int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, IntVal* iv,
+cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, IntVal* iv,
                    Err* err) noexcept nogil:
     """An Avro int/long of column f as sign and magnitude (BIGINT UNSIGNED in long mode: TiCDC
     cast the uint64 to int64, undone here)."""
@@ -1070,7 +1070,7 @@ cdef int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, 
     return 0
 
 
-cdef int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:
+cdef inline int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:
     """An Avro float/double as a finite double."""
     cdef float f32
     if b.kind == AV_FLOAT:
