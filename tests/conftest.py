@@ -7,7 +7,7 @@
 * Every test fails if anything wrote "Exception ignored" to stderr (an exception swallowed in
   Cython ``cdef`` code), and pytest's unraisable-exception warning is an error.
 * Helpers for building open-protocol messages by hand (``u64``, ``jdump``, ``frame``, ...) and
-  for finding the shared spec vectors (``SHARED``, ``VECTORS``) live here; test modules import
+  for finding the stored test vectors (``VECTORS``) live here; test modules import
   them with ``from conftest import ...``.
 """
 from __future__ import annotations
@@ -22,11 +22,8 @@ import pytest
 import ticdc_fast
 from ticdc_fast import _impl
 
-# The repository is checked out with ``shared/`` beside it: <root>/main/tests/conftest.py and
-# <root>/shared/spec/...
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SPEC = SHARED / "spec"
-VECTORS = SPEC / "vectors"
+# Test vectors live in the repository (provenance and trust: tests/data/vectors/README.md).
+VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 
 IMPLEMENTATIONS = ("cython", "python")
 
@@ -67,7 +64,7 @@ def pytest_runtest_call(item):
 def pytest_report_header(config):
     core = "built" if _impl.core is not None else "NOT importable"
     forced = " (TICDC_FAST_PURE set: cython tests deselected)" if _impl.PURE_FORCED else ""
-    return f"ticdc_fast {ticdc_fast.__version__}: Cython core {core}{forced}; shared vectors at {VECTORS}"
+    return f"ticdc_fast {ticdc_fast.__version__}: Cython core {core}{forced}; test vectors at {VECTORS}"
 
 
 # --------------------------------------------------------------------------- fixtures

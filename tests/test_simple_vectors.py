@@ -1,7 +1,7 @@
 """Simple-protocol spec vectors: the docs JSON stream and the derived Avro messages.
 
-Vectors: ``shared/spec/vectors/simple/docs/*.json`` (docs examples, medium trust) and
-``shared/spec/vectors/derived/simple_avro_*`` (hand-built from the code, see
+Vectors: ``tests/data/vectors/simple/docs/*.json`` (docs examples, medium trust) and
+``tests/data/vectors/derived/simple_avro_*`` (hand-built from the code, see
 ``derived/manifest.json``).  Every test runs against both implementations.
 """
 from __future__ import annotations

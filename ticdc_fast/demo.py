@@ -31,7 +31,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
 
     from .cli import _best_of, _progress
 
-    _say(f"ticdc_fast {ticdc_fast.__version__} (core: {ticdc_fast.IMPLEMENTATION})")
+    _say(f"ticdc_fast {ticdc_fast.__version__} (driver: {ticdc_fast.IMPLEMENTATION})")
     _say(f"1/5 generating a changefeed: {rows:,} row changes over {', '.join(TABLES)} ...")
     events = realistic_changefeed(rows, seed=seed, tables=TABLES)
     # TiCDC's default dispatcher: a table's rows go to one partition; DDL and resolved to all
@@ -76,6 +76,9 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
                    .option("subscribe", TOPIC).option("startingOffsets", "earliest").load()).cache()
             _say(f"   read {raw.count():,} messages from Kafka through the ticdc_kafka data source")
 
+            workers = tfs.worker_implementations(spark)
+            _say("   Spark's Python workers decode with: " + ", ".join(sorted(
+                {f"{w['implementation']} ({w['core']})" for w in workers})))
             _say("4/5 decoding with mapInArrow ...")
             t0 = time.perf_counter()
             changelog = tfs.decode(raw, "open").cache()

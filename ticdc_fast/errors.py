@@ -41,3 +41,8 @@ class DecodeError(ValueError):
     def __reduce__(self):
         return (type(self), (self.reason, self.message_index, self.byte_offset,
                              self.column, self.part))
+
+
+class SlowImplementationWarning(RuntimeWarning):
+    """The compiled core could not be loaded: decoding falls back to the pure-Python twin, which
+    gives the same output 60–160× slower.  The message says why and how to fix it."""

@@ -3,7 +3,7 @@ changelog helpers, and a Kafka data source that needs no connector jar.
 
 Importing this module does not import pyspark; the functions do when called."""
 from .changelog import complete_up_to, drop_duplicates, latest_state
-from .decoding import PROTOCOLS, decode, output_arrow_schema
+from .decoding import PROTOCOLS, as_arrow_schema, decode, output_arrow_schema, worker_implementations
 from .schemas import avro_table_schema, open_table_schema, simple_table_schema, spark_ddl
 
 
@@ -13,6 +13,6 @@ def register_kafka_source(spark) -> None:
     register(spark)
 
 
-__all__ = ["PROTOCOLS", "avro_table_schema", "complete_up_to", "decode", "drop_duplicates",
+__all__ = ["PROTOCOLS", "as_arrow_schema", "avro_table_schema", "complete_up_to", "decode", "drop_duplicates",
            "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source",
-           "simple_table_schema", "spark_ddl"]
+           "simple_table_schema", "spark_ddl", "worker_implementations"]

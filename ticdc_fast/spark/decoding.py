@@ -1,23 +1,58 @@
 """``ticdc_fast.spark.decode``: TiCDC messages in a Kafka-shaped DataFrame → a decoded changelog,
 through ``mapInArrow`` (one decoder per partition iterator, so simple-protocol schema caches and
-held rows live across the iterator's batches)."""
+held rows live across the iterator's batches).
+
+Spark starts its Python workers in the driver's working directory, and a Python started there
+imports ``./ticdc_fast`` before the installed package.  Run from a checkout with a regular
+install, that is the source tree without the compiled core: every worker would decode with the
+60–160× slower twin while the driver reports the core.  ``decode`` therefore starts its workers
+with ``PYTHONSAFEPATH=1`` when the working directory holds another ``ticdc_fast`` than the
+driver's, and every worker checks that it runs the implementation the driver chose.
+"""
 from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
 
 import pyarrow as pa
 
-from .. import _constants as C
+from .. import _impl
 from ..arrow_types import spark_schema
 
 PROTOCOLS = ("open", "simple-json", "simple-avro", "avro")
 
 
-def make_decoder(protocol: str, table=None, schema: pa.Schema | None = None, **options):
+def as_arrow_schema(schema) -> pa.Schema:
+    """A table schema as Spark users write it — a pyarrow ``Schema``, a
+    ``pyspark.sql.types.StructType`` or a DDL string (``"id BIGINT, name STRING"``, as
+    ``from_json`` takes) — as a pyarrow schema.  A DDL string needs an active SparkContext."""
+    if isinstance(schema, pa.Schema):
+        return schema
+    try:
+        from pyspark.sql.types import StructType, _parse_datatype_string
+    except ImportError:  # without pyspark only the pyarrow form can exist
+        StructType = None
+    if StructType is not None and isinstance(schema, str):
+        parsed = _parse_datatype_string(schema)
+        if not isinstance(parsed, StructType):
+            raise TypeError(f"the DDL string {schema!r} is not a list of columns (got {parsed.simpleString()})")
+        schema = parsed
+    if StructType is not None and isinstance(schema, StructType):
+        from pyspark.sql.pandas.types import to_arrow_schema
+        # TIMESTAMP is an instant: UTC, as the typed decoders write it
+        return to_arrow_schema(schema, timezone="UTC")
+    raise TypeError("schema must be a pyarrow.Schema, a pyspark.sql.types.StructType or a DDL string "
+                    f"such as 'id BIGINT, name STRING', not {type(schema).__name__}")
+
+
+def make_decoder(protocol: str, table=None, schema=None, **options):
     """The decoder for one protocol (typed when ``schema`` is given, its Spark-accepted variant)."""
     import ticdc_fast
 
     kw = dict(options)
     if schema is not None:
-        kw.update(table=table, schema=spark_schema(schema))
+        kw.update(table=table, schema=spark_schema(as_arrow_schema(schema)))
     if protocol == "open":
         return ticdc_fast.OpenDecoder(**kw)
     if protocol in ("simple-json", "simple-avro"):
@@ -27,7 +62,7 @@ def make_decoder(protocol: str, table=None, schema: pa.Schema | None = None, **o
     raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
 
 
-def output_arrow_schema(protocol: str, table=None, schema: pa.Schema | None = None, **options) -> pa.Schema:
+def output_arrow_schema(protocol: str, table=None, schema=None, **options) -> pa.Schema:
     dec = make_decoder(protocol, table, schema, **options)
     out = dec.output_schema(partitions=True, offsets=True)
     # Spark's Arrow path: no unsigned ints, no durations, decimals <= 38 (generic columns already are)
@@ -39,20 +74,88 @@ def to_spark_struct(arrow_schema: pa.Schema):
     return from_arrow_schema(arrow_schema)
 
 
-def decode(df, protocol: str, *, table=None, schema: pa.Schema | None = None, **options):
+def _shadowing_checkout() -> bool:
+    """True when a Python started in this directory would import another ``ticdc_fast`` than ours."""
+    here = Path.cwd() / "ticdc_fast"
+    if not (here / "__init__.py").is_file():
+        return False
+    return here.resolve() != Path(_impl.__file__).resolve().parent
+
+
+@contextlib.contextmanager
+def _worker_environment(spark):
+    """Python functions created inside get workers that import the driver's ``ticdc_fast``
+    (see the module docstring); the SparkContext's environment is restored afterwards, so the
+    user's own UDFs keep theirs."""
+    try:
+        env = spark.sparkContext.environment
+    except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext, workers are remote
+        env = None
+    if env is None or not _shadowing_checkout() or "PYTHONSAFEPATH" in env:
+        yield
+        return
+    env["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        env.pop("PYTHONSAFEPATH", None)
+
+
+def _worker_problem(implementation: str) -> str | None:
+    """Why this worker cannot decode with ``implementation`` (None when it can)."""
+    if implementation == "cython" and _impl.core is None:
+        import ticdc_fast
+        return (f"the Spark worker's ticdc_fast ({Path(ticdc_fast.__file__).parent}) cannot load its "
+                f"compiled core, which the driver uses: {_impl.CORE_PROBLEM or 'TICDC_FAST_PURE is set in the worker'}. "
+                "Pass implementation='python' to ticdc_fast.spark.decode to decode with the "
+                "pure-Python twin on purpose")
+    return None
+
+
+def worker_implementations(spark, partitions: int = 2) -> list[dict]:
+    """Ask Spark's Python workers what ``decode`` would run in them: one dict per partition with
+    ``implementation`` ("cython"/"python"), ``core`` (the extension's path or the reason it is
+    missing), ``package`` (the directory ``ticdc_fast`` was imported from) and ``pid``."""
+    def probe(batches):
+        import ticdc_fast
+        from ticdc_fast import _impl as impl
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pydict({
+            "implementation": [impl.IMPLEMENTATION],
+            "core": [impl.core.__file__ if impl.core is not None else impl.CORE_PROBLEM or "TICDC_FAST_PURE"],
+            "package": [str(Path(ticdc_fast.__file__).parent)],
+            "pid": [os.getpid()],
+        })
+
+    with _worker_environment(spark):
+        df = spark.range(0, partitions, 1, partitions).mapInArrow(
+            probe, "implementation string, core string, package string, pid bigint")
+    return [r.asDict() for r in df.collect()]
+
+
+def decode(df, protocol: str, *, table=None, schema=None, implementation: str | None = None, **options):
     """Decode a DataFrame shaped like Spark's Kafka source (``key``, ``value`` binary, ``partition``,
     ``offset``; other columns ignored) with ``mapInArrow``.
 
     ``protocol``: ``"open"``, ``"simple-json"``, ``"simple-avro"`` or ``"avro"``.  Without
     ``schema`` the output is the generic changelog; with ``table="db.tbl"`` and an Arrow ``schema``
     it is typed, in the Spark-accepted variant of that schema (uint64 → decimal(20,0), DECIMAL(>38)
-    → decimal(38,s), TIME → string).  ``options`` go to the decoder (``timezone``, ``compression``,
-    ``registry``...).  Works for batch and streaming DataFrames; ``_partition``/``_offset`` are kept.
+    → decimal(38,s), TIME → string).  ``schema`` is a pyarrow schema, a ``StructType`` or a DDL
+    string.  ``options`` go to the decoder (``timezone``, ``compression``, ``registry``...).
+    Works for batch and streaming DataFrames; ``_partition``/``_offset`` are kept.
+
+    The workers decode with the driver's implementation (the compiled core unless
+    ``implementation="python"`` or ``TICDC_FAST_PURE=1``); a worker that cannot load the core
+    fails its task with the reason and the fix rather than decode 60–160× slower.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if (table is None) != (schema is None):
         raise ValueError("typed output needs both table= and schema=")
+    if schema is not None:
+        schema = as_arrow_schema(schema)  # in the driver: a DDL string needs the JVM
+    options["implementation"] = _impl.resolve(implementation)
     out_schema = output_arrow_schema(protocol, table, schema, **options)
     spark_struct = to_spark_struct(out_schema)
     columns = [c for c in ("key", "value", "partition", "offset") if c in df.columns]
@@ -62,6 +165,9 @@ def decode(df, protocol: str, *, table=None, schema: pa.Schema | None = None, **
 
     def run(batches, _args=args):
         proto, tbl, sch, opts, target = _args
+        problem = _worker_problem(opts["implementation"])
+        if problem is not None:
+            raise RuntimeError(problem)
         dec = make_decoder(proto, tbl, sch, **opts)
         for b in batches:
             if b.num_rows == 0:
@@ -77,7 +183,8 @@ def decode(df, protocol: str, *, table=None, schema: pa.Schema | None = None, **
                              partitions=parts, offsets=offs)
             yield _conform(out, target)
 
-    return df.select(*columns).mapInArrow(run, spark_struct)
+    with _worker_environment(df.sparkSession):
+        return df.select(*columns).mapInArrow(run, spark_struct)
 
 
 def _conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
