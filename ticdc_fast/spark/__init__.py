@@ -8,9 +8,14 @@ from .schemas import avro_table_schema, open_table_schema, simple_table_schema, 
 
 
 def register_kafka_source(spark) -> None:
-    """Register the ``ticdc_kafka`` data source (Kafka through confluent-kafka) with a session."""
+    """Register the ``ticdc_kafka`` data source (Kafka through confluent-kafka) with a session.
+
+    Its readers run in Python workers that import the driver's ``ticdc_fast`` (see
+    ``decoding._worker_environment``): Spark captures the environment at registration."""
+    from .decoding import _worker_environment
     from .kafka_source import register
-    register(spark)
+    with _worker_environment(spark):
+        register(spark)
 
 
 __all__ = ["PROTOCOLS", "as_arrow_schema", "avro_table_schema", "complete_up_to", "decode", "drop_duplicates",
