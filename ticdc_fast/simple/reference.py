@@ -169,7 +169,9 @@ class ReferenceRows:
 
     # -- schema plans
     def register(self, ts) -> None:
-        self.plans[ts.key] = ts
+        # the first TableSchema of a (database, table, version) stays, as in TiCDC's decoder and
+        # the Cython core; a re-announcement with other columns changes nothing
+        self.plans.setdefault(ts.key, ts)
 
     def known(self, key) -> bool:
         return key in self.plans
