@@ -49,7 +49,7 @@ def get_zone(name: str) -> _dt.tzinfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         # OSError: a name that is a tzdata directory (IsADirectoryError) or unreadable
-        raise ValueError(f"unknown time zone {name!r}") from exc
+        raise ValueError(f"unknown time zone {_shown(name)}") from exc
 
 
 def _shown(name) -> str:
