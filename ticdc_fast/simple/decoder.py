@@ -457,7 +457,8 @@ class SimpleDecoder:
                 try:
                     ts = table_schema_from_dict(obj)
                 except TableSchemaError as exc:
-                    raise DecodeError(f"invalid TableSchema: {field}.{exc}", msg, 0, exc.column,
+                    where = field if exc.field == "tableSchema" else f"{field}.{exc.field}"
+                    raise DecodeError(f"invalid TableSchema: {where}: {exc.problem}", msg, 0, exc.column,
                                       part="value") from None
                 self._store_schema(ts)
                 announced.append(ts)
