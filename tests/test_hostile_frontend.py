@@ -432,3 +432,54 @@ def test_avro_checkpoint_with_a_key_in_arrow_input(impl):
         dec.decode(keys, values)
     assert ei.value.message_index == 1
     assert struct.unpack(">q", values[1].as_py()[1:])[0] == TS
+
+
+# --------------------------------------------------------------------------- DML checksum object (JSON)
+CHECKSUMS = {
+    "full": ({"version": 0, "corrupted": False, "current": 5, "previous": 6}, (0, False, 5, 6)),
+    "partial": ({"version": 0, "current": 5}, (0, False, 5, 0)),       # absent: Go's zero value
+    "empty": ({}, (0, False, 0, 0)),
+    "current-beyond-32-bits": ({"current": 2 ** 33 + 7}, (0, False, 7, 0)),
+    "version-string": ({"version": "1"}, None),
+    "version-float": ({"version": 1.5}, None),
+    "current-1e309": ("1e309", None),
+    "current-negative": ({"current": -1}, None),
+    "current-2**64": ({"current": 2 ** 64}, None),
+    "corrupted-int": ({"corrupted": 1}, None),
+    "current-null": ({"current": None}, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHECKSUMS))
+def test_checksum_object_fields(case, impl):
+    checksum, want = CHECKSUMS[case]
+    boot, ins = _values("json", [SimpleBootstrap(V1), _ins(V1, 1)])
+    doc = json.loads(ins)
+    doc["checksum"] = {"current": 0} if checksum == "1e309" else checksum
+    raw = json.dumps(doc).encode()
+    if checksum == "1e309":
+        raw = raw.replace(b'"current": 0', b'"current": 1e309')
+    dec = _dec("json", impl)
+    if want is None:
+        with pytest.raises(ticdc_fast.DecodeError) as ei:
+            dec.decode(None, [boot, raw])
+        assert ei.value.message_index == 1
+        return
+    row = dec.decode(None, [boot, raw]).to_pylist()[1]
+    assert (row["_checksum_version"], row["_checksum_corrupted"], row["_checksum_current"],
+            row["_checksum_previous"]) == want
+
+
+@pytest.mark.parametrize("value", ["abc", "1" * 5000, 7])
+def test_verify_checksum_of_a_held_row_with_a_bad_value(value, impl):
+    """A held row's checksum is verified before the row is decoded: a value no checksum can be
+    computed for is a DecodeError, not whatever int()/base64 raise."""
+    boot, ins = _values("json", [SimpleBootstrap(V1), _ins(V1, 1)])
+    doc = json.loads(ins)
+    doc["data"]["id"] = value
+    doc["checksum"] = {"version": 0, "corrupted": False, "current": 1, "previous": 0}
+    dec = _dec("json", impl, verify_checksum=True)
+    dec.decode(None, [json.dumps(doc).encode()])
+    with pytest.raises(ticdc_fast.DecodeError):
+        dec.decode(None, [boot])
+    assert dec.held() == 1

@@ -24,6 +24,7 @@ from .._frontend import (as_array, as_large_binary, as_pylist, change_fields, ch
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
+from ..values import ValueProblem
 from .hold import Held as _Held
 from .hold import HoldQueue
 from .messages import Msg, parse_message
@@ -354,8 +355,15 @@ class SimpleDecoder:
                 if self.encoding == "avro":
                     img = {k: normalise_avro_value(ts.column(k), v) if ts.column(k) else v
                            for k, v in img.items()}
-                want = int(m.checksum.get(field) or 0) & 0xFFFFFFFF
-                got = row_checksum(ts, img)
+                try:
+                    want = int(m.checksum.get(field) or 0) & 0xFFFFFFFF
+                    got = row_checksum(ts, img)
+                except DecodeError:
+                    raise
+                except (ValueError, TypeError, KeyError, AttributeError, OverflowError, ValueProblem) as exc:
+                    # a held row is checked before it is decoded: its values may be anything
+                    raise DecodeError(f"row checksum cannot be computed ({field}): {exc}", i, 0,
+                                      part="value") from None
                 if got != want:
                     raise DecodeError(f"row checksum mismatch ({field}: sent {want}, computed {got})",
                                       i, 0, part="value")
