@@ -483,3 +483,20 @@ def test_verify_checksum_of_a_held_row_with_a_bad_value(value, impl):
     with pytest.raises(ticdc_fast.DecodeError):
         dec.decode(None, [boot])
     assert dec.held() == 1
+
+
+@pytest.mark.parametrize("escaped,ok", [(b"UTC\\u0000x", False), (b"Asia/Shanghai\\u0000x", False),
+                                        (b"\\u0000", False), (b"Asia\\/Shanghai", True),
+                                        (b"Asia/Shangha\\u0069", True)])
+def test_timestamp_location_with_json_escapes(escaped, ok, impl):
+    """A NUL escaped into a location is no zone (not the zone before it); other escapes decode."""
+    boot, ins = _values("json", [SimpleBootstrap(V1), _ins(V1, 1)])
+    bad = ins.replace(b"Asia/Shanghai", escaped)
+    dec = _dec("json", impl)
+    if ok:
+        rows = _plain(dec.decode(None, [boot, bad]))
+        assert rows[1]["after"]["ts"] == "2024-05-01 00:00:00.001Z"
+        return
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        dec.decode(None, [boot, bad])
+    assert (ei.value.message_index, ei.value.column) == (1, "ts")
