@@ -555,3 +555,13 @@ def test_every_table_schema_field_with_every_json_type():
             assert core == twin, (path, value, typed)
         cases += 1
     assert cases > 600
+
+
+@pytest.mark.parametrize("depth", [2000, 200_000])
+def test_deep_nesting_after_a_huge_number(depth, impl):
+    """orjson refuses 1e999, so the document is parsed again by the standard library, whose
+    recursion limit must surface as a DecodeError too."""
+    raw = b'{"type":"QUERY","x":1e999,"y":' + b"[" * depth + b"]" * depth + b',"commitTs":1}'
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _dec("json", impl).decode(None, [raw])
+    assert ei.value.message_index == 0 and "nesting" in str(ei.value)

@@ -57,6 +57,8 @@ def _fallback_json(value: bytes, exc, i: int):
         except (UnicodeDecodeError, ValueError) as exc2:
             raise DecodeError(f"malformed JSON: {exc2}", i, getattr(exc2, "pos", 0) or 0,
                               part="value") from None
+        except RecursionError:
+            raise DecodeError("malformed JSON: nesting too deep", i, 0, part="value") from None
     raise DecodeError(f"malformed JSON: {exc.msg}", i, exc.pos, part="value") from None
 
 
