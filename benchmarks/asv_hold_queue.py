@@ -18,7 +18,7 @@ call is rolled back and then retried without it (the normal flow of an error pol
 flat across ``held`` when the work per call is bounded.
 
     asv run --bench HoldQueue
-    python -m benchmarks.asv_hold_queue          # the same measurements, once, without asv
+    python -m benchmarks.asv_hold_queue [cython|python]   # the same, once each, without asv
 """
 from __future__ import annotations
 
@@ -116,12 +116,12 @@ class ReleaseHeld:
         self.dec.decode(None, [self.bootstrap])
 
 
-def main() -> None:
+def main(implementations=HoldQueue.params[1]) -> None:
     """Each measurement once (what ``asv run --quick`` would do), as a table."""
     hold, release = HoldQueue(), ReleaseHeld()
     cache = hold.setup_cache()
     print(f"{'held':>7} {'impl':>7} {'hold s':>8} {'µs/held':>8} {'hold+fail s':>12} {'release s':>10}")
-    for implementation in HoldQueue.params[1]:
+    for implementation in implementations:
         for n in HELD:
             row = []
             for bench, name in ((hold, "time_hold"), (hold, "time_hold_failing"), (release, "time_release")):
@@ -134,4 +134,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    main(sys.argv[1:] or HoldQueue.params[1])
