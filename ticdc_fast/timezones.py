@@ -18,7 +18,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _US = 1_000_000
-_OFFSET_RE = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+_OFFSET_RE = re.compile(r"([+-])([0-9]{2}):([0-9]{2})")
+# The shape of every IANA zone name (``Asia/Shanghai``, ``Etc/GMT+5``, ``America/Argentina/Salta``).
+# Names come from message content, and zoneinfo treats them as file paths: anything else (a
+# directory such as ``America``, ``..``, NUL bytes, a component too long for the file system,
+# non-ASCII) must fail as "unknown zone" before the file system is asked.
+_ZONE_NAME_RE = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*")
+_ZONE_NAME_MAX = 255
 # Probe range: TiDB TIMESTAMP values lie in 1970..2038 (UTC); outside it the nearest offset holds.
 _PROBE_FIRST_YEAR = 1969
 _PROBE_LAST_YEAR = 2040
@@ -27,18 +33,29 @@ _PROBE_LAST_YEAR = 2040
 @functools.lru_cache(maxsize=64)
 def get_zone(name: str) -> _dt.tzinfo:
     """Parse a zone name: an IANA name (``Asia/Shanghai``), ``UTC``/``Z`` or ``±HH:MM``."""
+    if not isinstance(name, str):
+        raise ValueError(f"unknown time zone {_shown(name)}")
     if name in ("UTC", "Z", "utc", "Etc/UTC"):
         return _dt.timezone.utc
-    m = _OFFSET_RE.match(name)
+    m = _OFFSET_RE.fullmatch(name)
     if m:
         minutes = int(m.group(2)) * 60 + int(m.group(3))
         if minutes >= 24 * 60:
             raise ValueError(f"time zone offset out of range: {name!r}")
         return _dt.timezone(_dt.timedelta(minutes=-minutes if m.group(1) == "-" else minutes))
+    if len(name) > _ZONE_NAME_MAX or not _ZONE_NAME_RE.fullmatch(name):
+        raise ValueError(f"unknown time zone {_shown(name)}")
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"unknown time zone {name!r}") from exc
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        # OSError: a name that is a tzdata directory (IsADirectoryError) or unreadable
+        raise ValueError(f"unknown time zone {_shown(name)}") from exc
+
+
+def _shown(name) -> str:
+    """A zone name for an error message: bounded, whatever the message sent."""
+    text = repr(name)
+    return text if len(text) <= 80 else text[:60] + f"... ({len(name)} characters)"
 
 
 def _offset_us_at_utc(zone: _dt.tzinfo, utc_seconds: int) -> int:

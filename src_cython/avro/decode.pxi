@@ -524,6 +524,8 @@ cdef class AvroPlan(OpenPlan):
                 return RUN_STOP
         elif vn < 1 or not (vp[0] == 0 or vp[0] == 2 or vp[0] == 3):
             return RUN_STOP
+        elif vp[0] == 2 and kn >= 0:
+            return RUN_STOP      # the front end rejects a keyed checkpoint
         elif vp[0] == 3 and (kn < 1 or kp[0] != 0):
             return RUN_STOP
         memset(&info, 0, sizeof(RecInfo))

@@ -191,6 +191,11 @@ class AvroDecoder:
                                   else "truncated Confluent header", i, 0, part="key")
         elif not value:
             raise DecodeError("empty value", i, 0, part="value")
+        elif value[0] in (1, 2) and key is not None:
+            # TiCDC sends DDL and checkpoint values without a key; its decoder takes any keyed
+            # message for a row, whose value must start with 0x00, and fails on these
+            raise DecodeError(f"{'DDL (0x01)' if value[0] == 1 else 'checkpoint (0x02)'} value with a "
+                              "Kafka key (TiCDC sends them without one)", i, 0, part="key")
         elif value[0] == 1:
             self._ddl(value, i)
             return

@@ -150,6 +150,8 @@ class ReferenceAvroRows:
                     return False
         if value is None:
             return key is not None and len(key) >= 1 and key[0] == 0
+        if key is not None and value[:1] == b"\x02":
+            return False   # the front end rejects a keyed checkpoint
         return len(value) >= 1 and value[0] in (0, 2, 3) and (value[0] != 3 or (key is not None and key[:1] == b"\x00"))
 
     def _message(self, key, value, i):

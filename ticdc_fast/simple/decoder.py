@@ -8,7 +8,6 @@ resolution.  The row decoding itself is done by the Cython core or the reference
 from __future__ import annotations
 
 import base64
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -25,9 +24,12 @@ from .._frontend import (as_array, as_large_binary, as_pylist, change_fields, ch
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
+from ..values import ValueProblem
+from .hold import Held as _Held
+from .hold import HoldQueue
 from .messages import Msg, parse_message
 from .reference import ReferenceRows
-from .schema import TableSchema, arrow_schema, table_schema_from_dict
+from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -61,19 +63,6 @@ class SimpleConfig:
     control_events: bool
     tz_bounds: tuple = ()
     tz_offsets: tuple = ()
-
-
-@dataclass
-class _Held:
-    value: bytes
-    key: tuple
-    op: str
-    commit_ts: int
-    partition: int | None
-    offset: int | None
-    batch: int = -1      # which decode() call it came from, and its index there
-    index: int | None = None
-    claim_check: str | None = None
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -135,8 +124,11 @@ class SimpleDecoder:
         self.claim_check_resolver = claim_check_resolver
         self.verify_checksum = bool(verify_checksum)
         self._schemas: dict[tuple, TableSchema] = {}
-        self._held: deque[_Held] = deque()
-        self._held_bytes = 0
+        # every TableSchema ever given to the row decoder: its plans outlive a failed decode()
+        self._planned: dict[tuple, TableSchema] = {}
+        self._schema_undo: list | None = None    # keys added during the current decode()
+        self._held = HoldQueue()
+        self._held_this_batch: list[int] = []
         self._table = _split_table(table) if table is not None else None
         self._user_schema = schema
         self._compression = check_compression(compression)
@@ -189,7 +181,9 @@ class SimpleDecoder:
 
     # ------------------------------------------------------------------ schema cache
     def add_schema(self, obj) -> TableSchema:
-        """Seed the cache with a TableSchema (dict, JSON text/bytes, or a BOOTSTRAP/DDL message value)."""
+        """Seed the cache with a TableSchema (dict, JSON text/bytes, or a BOOTSTRAP/DDL message value).
+        Returns the cached TableSchema of its (database, table, version): the first one given, as
+        TiCDC's own decoder keeps it (a later one with other columns is ignored)."""
         if isinstance(obj, TableSchema):
             ts = obj
         else:
@@ -202,10 +196,21 @@ class SimpleDecoder:
             if isinstance(obj, dict) and "tableSchema" in obj:
                 obj = obj["tableSchema"]
             ts = table_schema_from_dict(obj)
-        self._schemas[ts.key] = ts
-        if self._rows is not None:
+        return self._store_schema(ts)
+
+    def _store_schema(self, ts: TableSchema) -> TableSchema:
+        cached = self._schemas.get(ts.key)
+        if cached is not None:
+            return cached
+        # a version the row decoder already has (announced in a decode() that failed) keeps its
+        # plan, so the cache must keep the same TableSchema
+        first = self._planned.setdefault(ts.key, ts)
+        self._schemas[ts.key] = first
+        if self._schema_undo is not None:
+            self._schema_undo.append(ts.key)
+        if self._rows is not None and first is ts:
             self._rows.register(ts)
-        return ts
+        return first
 
     def table_schema(self, database: str, table: str, version: int | None = None) -> TableSchema | None:
         cands = [ts for k, ts in self._schemas.items() if k[:2] == (database, table)
@@ -235,22 +240,30 @@ class SimpleDecoder:
             value = base64.b64decode(h["value"])
             self._held.append(_Held(value, tuple(h["key"]), h["op"], h["commit_ts"], h.get("partition"),
                                     h.get("offset")))
-            self._held_bytes += len(value)
 
     # ------------------------------------------------------------------ decoding
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
 
         All or nothing: if it raises, the schema cache and the hold queue are as before the call,
-        so the same batch can be retried (or skipped) without duplicated or lost rows."""
+        so the same batch can be retried (or skipped) without duplicated or lost rows.  (Their
+        changes are logged and undone on failure: the cost of a call does not grow with the
+        number of rows held or schemas known.)"""
         self._ensure_built()
-        saved = (dict(self._schemas), deque(self._held), self._held_bytes)
+        self._schema_undo = []
+        self._held.begin()
         try:
-            return self._decode(keys, values, partitions, offsets)
+            out = self._decode(keys, values, partitions, offsets)
         except BaseException:
-            self._schemas, self._held, self._held_bytes = saved
+            for key in reversed(self._schema_undo):
+                del self._schemas[key]
+            self._held.rollback()
             self._rows.reset()
             raise
+        finally:
+            self._schema_undo = None
+        self._held.commit()
+        return out
 
     def _decode(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         n = len(values)
@@ -276,6 +289,7 @@ class SimpleDecoder:
                 values = [bytes(v) for v in values]
             message = values.__getitem__
         self._batch_no += 1
+        self._held_this_batch = []
         self._extra_meta: list[tuple] = []   # (partition, offset) of rows from held messages
         self._n = n
         self._parts, self._offs = parts, offs
@@ -291,7 +305,8 @@ class SimpleDecoder:
             self._slow_message(message(j), j)
             i = j + 1
         if self.verify_checksum:   # after the loop: the batch's own BOOTSTRAP/DDL are known now
-            held = {h.index for h in self._held if h.batch == self._batch_no}
+            still = (self._held.get(number) for number in self._held_this_batch)
+            held = {h.index for h in still if h is not None}
             self._verify_checksums([(i, message(i)) for i in range(n) if i not in held])
         cols, msg_index = rows.finish(self._fields)
         schema = self.output_schema(partitions=parts is not None, offsets=offs is not None)
@@ -308,8 +323,7 @@ class SimpleDecoder:
         self._ensure_built()
         self._extra_meta, self._n, self._parts, self._offs = [], 0, None, None
         while self._held:
-            self._emit_undecodable(self._held.popleft())
-        self._held_bytes = 0
+            self._emit_undecodable(self._held.pop_oldest())
         cols, msg_index = self._rows.finish(self._fields)
         if partitions or offsets:
             idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
@@ -341,8 +355,15 @@ class SimpleDecoder:
                 if self.encoding == "avro":
                     img = {k: normalise_avro_value(ts.column(k), v) if ts.column(k) else v
                            for k, v in img.items()}
-                want = int(m.checksum.get(field) or 0) & 0xFFFFFFFF
-                got = row_checksum(ts, img)
+                try:
+                    want = int(m.checksum.get(field) or 0) & 0xFFFFFFFF
+                    got = row_checksum(ts, img)
+                except DecodeError:
+                    raise
+                except (ValueError, TypeError, KeyError, AttributeError, OverflowError, ValueProblem) as exc:
+                    # a held row is checked before it is decoded: its values may be anything
+                    raise DecodeError(f"row checksum cannot be computed ({field}): {exc}", i, 0,
+                                      part="value") from None
                 if got != want:
                     raise DecodeError(f"row checksum mismatch ({field}: sent {want}, computed {got})",
                                       i, 0, part="value")
@@ -438,13 +459,17 @@ class SimpleDecoder:
             self._rows.stop_on_claim_check = stop
 
     def _control(self, m: Msg, msg: int, row_msg: int) -> None:
-        announced = []
-        for obj in (m.pre_table_schema, m.table_schema):
+        announced = []   # as the message sent them (its output row shows that)
+        for field, obj in (("preTableSchema", m.pre_table_schema), ("tableSchema", m.table_schema)):
             if obj is not None:
                 try:
-                    announced.append(self.add_schema(obj))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise DecodeError(f"invalid TableSchema: {exc}", msg, 0, part="value") from None
+                    ts = table_schema_from_dict(obj)
+                except TableSchemaError as exc:
+                    where = field if exc.field == "tableSchema" else f"{field}.{exc.field}"
+                    raise DecodeError(f"invalid TableSchema: {where}: {exc.problem}", msg, 0, exc.column,
+                                      part="value") from None
+                self._store_schema(ts)
+                announced.append(ts)
         ts = announced[-1] if announced else None
         database = m.database or (ts.database if ts else None)
         table = m.table or (ts.table if ts else None)
@@ -469,30 +494,20 @@ class SimpleDecoder:
             self._release(t.key)
 
     def _hold(self, h: _Held) -> None:
-        self._held.append(h)
-        self._held_bytes += len(h.value)
-        while len(self._held) > self.hold_max_rows or self._held_bytes > self.hold_max_bytes:
+        self._held_this_batch.append(self._held.append(h))
+        while len(self._held) > self.hold_max_rows or self._held.bytes > self.hold_max_bytes:
             if self.on_hold_overflow == "raise":
-                oldest = self._held[0]
+                oldest = self._held.oldest()
                 raise DecodeError(
-                    f"{len(self._held)} messages ({self._held_bytes} bytes) held waiting for table "
+                    f"{len(self._held)} messages ({self._held.bytes} bytes) held waiting for table "
                     f"schemas; the oldest needs {oldest.key[0]}.{oldest.key[1]} schema version "
                     f"{oldest.key[2]}, never announced by a BOOTSTRAP or DDL "
                     "(raise hold_max_rows/hold_max_bytes, seed schemas=, or use on_hold_overflow='emit')",
                     None, part="value")
-            old = self._held.popleft()
-            self._held_bytes -= len(old.value)
-            self._emit_undecodable(old)
+            self._emit_undecodable(self._held.pop_oldest())
 
     def _release(self, key) -> None:
-        if not self._held:
-            return
-        keep = deque()
-        for h in self._held:
-            if h.key != key:
-                keep.append(h)
-                continue
-            self._held_bytes -= len(h.value)
+        for h in self._held.take(key):
             row_msg = self._virtual((h.partition, h.offset))
             origin = h.index if h.batch == self._batch_no else None   # None: an earlier batch
             try:
@@ -507,7 +522,6 @@ class SimpleDecoder:
                     raise
                 raise DecodeError(exc.reason + (" (a held message from an earlier batch)" if origin is None else ""),
                                   origin, exc.byte_offset, exc.column, exc.part) from None
-        self._held = keep
 
     def _emit_undecodable(self, h: _Held) -> None:
         if h.commit_ts is None or h.commit_ts > _INT64_MAX:

@@ -57,6 +57,8 @@ def _fallback_json(value: bytes, exc, i: int):
         except (UnicodeDecodeError, ValueError) as exc2:
             raise DecodeError(f"malformed JSON: {exc2}", i, getattr(exc2, "pos", 0) or 0,
                               part="value") from None
+        except RecursionError:
+            raise DecodeError("malformed JSON: nesting too deep", i, 0, part="value") from None
     raise DecodeError(f"malformed JSON: {exc.msg}", i, exc.pos, part="value") from None
 
 
@@ -93,6 +95,11 @@ def parse_json_message(value: bytes, i: int) -> Msg:
         for img in (m.data, m.old):
             _need(img is None or type(img) is dict, "data/old is not a JSON object", i)
         _need(m.database is not None and m.table is not None, "DML without database/table", i)
+        # TiCDC never writes these in a DML (tableID is omitted when 0, never null); the core's
+        # scanner rejects them, and so does the twin rather than guess
+        _need("tableSchema" not in doc and "preTableSchema" not in doc, "DML with a tableSchema", i)
+        _need(doc.get("tableID", 0) is not None and doc.get("buildTs", 0) is not None,
+              "DML with a null tableID or buildTs", i)
     elif t == "WATERMARK":
         m.kind = "WATERMARK"
     elif t == "BOOTSTRAP":

@@ -169,7 +169,9 @@ class ReferenceRows:
 
     # -- schema plans
     def register(self, ts) -> None:
-        self.plans[ts.key] = ts
+        # the first TableSchema of a (database, table, version) stays, as in TiCDC's decoder and
+        # the Cython core; a re-announcement with other columns changes nothing
+        self.plans.setdefault(ts.key, ts)
 
     def known(self, key) -> bool:
         return key in self.plans
@@ -223,7 +225,7 @@ class ReferenceRows:
                "_table_id": _i64(m.table_id, "tableID", msg), "_build_ts": _i64(m.build_ts, "buildTs", msg),
                "_handle_key_only": bool(m.handle_key_only) and m.claim_check_location is None,
                "_claim_check_location": m.claim_check_location, "_msg": row_msg}
-        _checksum(row, m.checksum, msg)
+        _checksum(row, m.checksum, msg, cfg.encoding == "json")
         if cfg.targets is None:
             for key, img in (("after", after), ("before", before)):
                 if img is None:
@@ -289,8 +291,25 @@ def _ts(v, msg):
     return v
 
 
-def _checksum(row, ck, msg):
+def _checksum(row, ck, msg, json_form=False):
     if ck is None:
+        return
+    if json_form:
+        # TiCDC's checksum struct (version int, corrupted bool, current/previous uint32): an
+        # absent field is its zero value, any other type is an error (as in the core's scanner,
+        # which also keeps the low 32 bits of a current/previous up to 2^64-1)
+        def number(name, top):
+            v = ck.get(name, 0)
+            if type(v) is not int or not 0 <= v <= top:
+                raise DecodeError(f"invalid checksum object ({name})", msg, 0, part="value")
+            return v
+        corrupted = ck.get("corrupted", False)
+        if type(corrupted) is not bool:
+            raise DecodeError("invalid checksum object (corrupted)", msg, 0, part="value")
+        row["_checksum_version"] = number("version", (1 << 31) - 1)
+        row["_checksum_corrupted"] = corrupted
+        row["_checksum_current"] = number("current", _MASK64) & 0xFFFFFFFF
+        row["_checksum_previous"] = number("previous", _MASK64) & 0xFFFFFFFF
         return
     try:
         row["_checksum_version"] = int(ck["version"])

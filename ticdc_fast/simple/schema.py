@@ -64,39 +64,139 @@ class TableSchema:
         return None
 
 
-def _column(d: dict) -> SimpleColumn:
-    dt = d.get("dataType") or {}
-    mysql_type = str(dt.get("mysqlType", "")).lower()
-    charset = dt.get("charset") or ""
+class TableSchemaError(ValueError):
+    """A TableSchema field has the wrong JSON type or an out-of-range value; ``field`` is its path
+    (``columns[2].dataType.elements[0]``) and ``column`` the column it belongs to, if any."""
+
+    def __init__(self, field: str, problem: str, column: str | None = None):
+        self.field, self.problem, self.column = field, problem, column
+        super().__init__(f"{field}: {problem}")
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_UINT64 = (0, (1 << 64) - 1)
+# TiCDC's Go structs type every field (TableSchema.TableID int64, Version uint64, dataType.Length
+# and Decimal int, Elements []string, ...): anything else fails its json.Unmarshal.  A JSON null
+# leaves Go's zero value, so null is accepted wherever the field is optional.  tableID may also
+# come as the uint64 reinterpretation of an Avro long; its output range is checked where used.
+_TABLE_ID_RANGE = (_INT64[0], _UINT64[1])
+
+
+def _kind(v) -> str:
+    return "null" if v is None else {dict: "object", list: "array", str: "string", bool: "boolean",
+                                     int: "integer", float: "number"}.get(type(v), type(v).__name__)
+
+
+def _text(v, field, column=None, *, optional=False) -> str | None:
+    if v is None and optional:
+        return None
+    if type(v) is not str:
+        raise TableSchemaError(field, f"expected a string, got {_kind(v)}", column)
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TableSchemaError(field, "string is not valid Unicode (lone surrogate)", column) from None
+    return v
+
+
+def _integer(v, field, bounds, column=None, *, optional=True) -> int | None:
+    if v is None and optional:
+        return None
+    if type(v) is not int:
+        raise TableSchemaError(field, f"expected an integer, got {_kind(v)}", column)
+    if not bounds[0] <= v <= bounds[1]:
+        raise TableSchemaError(field, f"{v} out of range [{bounds[0]}, {bounds[1]}]", column)
+    return v
+
+
+def _flag(v, field, column=None) -> bool:
+    if v is None:
+        return False
+    if type(v) is not bool:
+        raise TableSchemaError(field, f"expected a boolean, got {_kind(v)}", column)
+    return v
+
+
+def _array(v, field, column=None) -> list:
+    if v is None:
+        return []
+    if type(v) is not list:
+        raise TableSchemaError(field, f"expected an array, got {_kind(v)}", column)
+    return v
+
+
+def _object(v, field, column=None) -> dict:
+    if type(v) is not dict:
+        raise TableSchemaError(field, f"expected an object, got {_kind(v)}", column)
+    return v
+
+
+def _column(d, at: str) -> SimpleColumn:
+    d = _object(d, at)
+    name = _text(d.get("name"), at + ".name")
+    at = f"{at} ({name!r})"
+    dt = _object(d.get("dataType"), at + ".dataType", name)
+    mysql_type = _text(dt.get("mysqlType"), at + ".dataType.mysqlType", name).lower()
+    charset = _text(dt.get("charset"), at + ".dataType.charset", name, optional=True) or ""
+    _text(dt.get("collate"), at + ".dataType.collate", name, optional=True)
+    length = _integer(dt.get("length"), at + ".dataType.length", _INT64, name)
+    decimal = _integer(dt.get("decimal"), at + ".dataType.decimal", _INT64, name)
+    unsigned = _flag(dt.get("unsigned"), at + ".dataType.unsigned", name)
+    _flag(dt.get("zerofill"), at + ".dataType.zerofill", name)
+    nullable = d.get("nullable", True)
+    nullable = True if nullable is None else _flag(nullable, at + ".nullable", name)
+    elements = tuple(_text(e, f"{at}.dataType.elements[{k}]", name)
+                     for k, e in enumerate(_array(dt.get("elements"), at + ".dataType.elements", name)))
     if mysql_type.startswith("vector"):
         code = C.T_VECTOR
     else:
         code = _TYPE_CODES.get(mysql_type)
     if code is None:
-        raise ValueError(f"column {d.get('name')!r}: unsupported mysqlType {mysql_type!r}")
-    flags = 0
-    if dt.get("unsigned"):
-        flags |= C.FLAG_UNSIGNED
+        raise TableSchemaError(at + ".dataType.mysqlType", f"unsupported mysqlType {mysql_type!r}", name)
+    flags = C.FLAG_UNSIGNED if unsigned else 0
     if mysql_type in _STRING_TYPES and (charset == "binary" or code == C.T_BLOB):
         code, flags = C.T_BLOB, flags | C.FLAG_BINARY   # binary values travel as base64 / Avro bytes
-    elements = dt.get("elements")
     return SimpleColumn(
-        name=str(d["name"]), mysql_type=mysql_type, charset=charset, unsigned=bool(dt.get("unsigned")),
-        nullable=bool(d.get("nullable", True)), elements=tuple(elements) if elements else None,
-        decimal=dt.get("decimal"), length=dt.get("length"), type_code=code, flags=flags)
+        name=name, mysql_type=mysql_type, charset=charset, unsigned=unsigned, nullable=nullable,
+        elements=elements or None, decimal=decimal, length=length, type_code=code, flags=flags)
+
+
+def _index(d, at: str) -> dict:
+    d = _object(d, at)
+    _text(d.get("name"), at + ".name", optional=True)
+    for flag in ("unique", "primary", "nullable"):
+        _flag(d.get(flag), f"{at}.{flag}")
+    for k, c in enumerate(_array(d.get("columns"), at + ".columns")):
+        _text(c, f"{at}.columns[{k}]")
+    return d
 
 
 def table_schema_from_dict(d: dict) -> TableSchema:
-    """From the JSON (``schema`` key) or Avro (``database`` key) TableSchema object."""
-    database = d.get("schema", d.get("database"))
-    if not isinstance(database, str) or not isinstance(d.get("table"), str):
-        raise ValueError("TableSchema needs schema/database and table")
-    cols = tuple(_column(c) for c in d.get("columns") or ())
+    """From the JSON (``schema`` key) or Avro (``database`` key) TableSchema object.  Every field
+    is checked for its type and range (``TableSchemaError``, a ValueError, names the field)."""
+    d = _object(d, "tableSchema")
+    if "schema" in d or "database" not in d:
+        database = _text(d.get("schema"), "schema")
+    else:
+        database = _text(d.get("database"), "database")
+    table = _text(d.get("table"), "table")
+    table_id = _integer(d.get("tableID"), "tableID", _TABLE_ID_RANGE) or 0
+    version = _integer(d.get("version"), "version", _UINT64) or 0
+    cols = tuple(_column(c, f"columns[{k}]") for k, c in enumerate(_array(d.get("columns"), "columns")))
+    seen = set()
+    for c in cols:
+        if c.name in seen:
+            raise TableSchemaError("columns", f"column {c.name!r} appears twice", c.name)
+        seen.add(c.name)
+    indexes = tuple(_index(x, f"indexes[{k}]") for k, x in enumerate(_array(d.get("indexes"), "indexes")))
     norm = dict(d)
     if "database" in norm and "schema" not in norm:
         norm = {"schema": norm.pop("database"), **norm}
-    return TableSchema(database, d["table"], int(d.get("tableID") or 0), int(d.get("version") or 0),
-                       cols, tuple(d.get("indexes") or ()), orjson.dumps(norm).decode())
+    try:
+        text = orjson.dumps(norm).decode()
+    except TypeError as exc:   # e.g. a column default beyond 64-bit integers (stdlib-parsed JSON)
+        raise TableSchemaError("tableSchema", f"cannot be represented as JSON: {exc}") from None
+    return TableSchema(database, table, table_id, version, cols, indexes, text)
 
 
 def arrow_schema(ts: TableSchema, *, spark: bool = False) -> pa.Schema:
@@ -107,6 +207,9 @@ def arrow_schema(ts: TableSchema, *, spark: bool = False) -> pa.Schema:
             t = pa.string()
         elif c.type_code == C.T_NEWDECIMAL and c.length and c.length > 0:
             scale = c.decimal or 0
+            if not (c.length <= 76 and 0 <= scale <= c.length):
+                raise TableSchemaError(f"column {c.name!r}", f"DECIMAL({c.length},{scale}) has no Arrow type",
+                                       c.name)
             t = pa.decimal128(c.length, scale) if c.length <= 38 else pa.decimal256(c.length, scale)
         else:
             t = default_arrow_type(c.type_code, c.flags)
