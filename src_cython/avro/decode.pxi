@@ -698,6 +698,7 @@ cdef class AvroPlan(OpenPlan):
         out = <char*>(self.scratch.data + start)
         if b.kind == AV_NULL:
             v.kind = J_NULL
+            v.neg = 0        # not a scratch span (entries are reused across messages)
             return 0
         if b.kind == AV_STRING:
             if avro_string(c, v, err) < 0:
@@ -969,8 +970,8 @@ cdef class AvroPlan(OpenPlan):
         cdef ColEntry* e
         if self.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
-                    and memcmp(self.keys.data + tp.db_off, self.schema_name_ptr, tp.db_len) == 0
-                    and memcmp(self.keys.data + tp.tbl_off, self.table_name_ptr, tp.tbl_len) == 0):
+                    and bytes_eq(<const uint8_t*>(self.keys.data + tp.db_off), <const uint8_t*>(self.schema_name_ptr), tp.db_len)
+                    and bytes_eq(<const uint8_t*>(self.keys.data + tp.tbl_off), <const uint8_t*>(self.table_name_ptr), tp.tbl_len)):
                 return RUN_OK
             if self.extra_error and tp != NULL and not tp.extra_checked:
                 e = NULL

@@ -224,8 +224,8 @@ cdef class SimplePlan(OpenPlan):
         for k in range(self.nplans):
             p = &self.plans[k]
             if p.version == <uint64_t>ts.version and p.db_len == len(db) and p.tbl_len == len(tb) \
-                    and memcmp(self.keys.data + p.db_off, <const char*>db, len(db)) == 0 \
-                    and memcmp(self.keys.data + p.tbl_off, <const char*>tb, len(tb)) == 0:
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(<const char*>db), len(db)) \
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(<const char*>tb), len(tb)):
                 return   # schemas are immutable per version
         if self.nplans == self.plans_cap:
             self.plans_cap = self.plans_cap * 2 + 8
@@ -348,8 +348,8 @@ cdef class SimplePlan(OpenPlan):
         for k in range(self.nplans):
             p = &self.plans[k]
             if p.hash == h and p.version == version and p.db_len == dbn and p.tbl_len == tbn \
-                    and memcmp(self.keys.data + p.db_off, db, dbn) == 0 \
-                    and memcmp(self.keys.data + p.tbl_off, tb, tbn) == 0:
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(db), dbn) \
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(tb), tbn):
                 return k
         return -1
 
@@ -361,7 +361,7 @@ cdef class SimplePlan(OpenPlan):
             if j < 0:
                 return -1
             if p.name_hash[j] == h and p.name_off[j + 1] - p.name_off[j] == n \
-                    and memcmp(p.names.data + p.name_off[j], name, n) == 0:
+                    and bytes_eq(<const uint8_t*>(p.names.data + p.name_off[j]), <const uint8_t*>(name), n):
                 return j
             s = (s + 1) & (p.slot_cap - 1)
 
@@ -435,7 +435,7 @@ cdef class SimplePlan(OpenPlan):
         cdef int z
         for z in range(self.nzones):
             if self.zone_key_off[z + 1] - self.zone_key_off[z] == n \
-                    and memcmp(self.zone_keys.data + self.zone_key_off[z], name, n) == 0:
+                    and bytes_eq(<const uint8_t*>(self.zone_keys.data + self.zone_key_off[z]), <const uint8_t*>(name), n):
                 return z
         return -1
 
@@ -1004,7 +1004,8 @@ cdef class SimplePlan(OpenPlan):
         if z < 0:
             # ask the caller to load the zone, then run again from this message
             err.has_column = 2
-            memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
+            if loc.n > 0:
+                memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
             err.column_len = loc.n if loc.n < 255 else 255
             return 1
         e.loc = loc[0]
@@ -1178,6 +1179,7 @@ cdef class SimplePlan(OpenPlan):
                 out = <char*>(self.avro_scratch.data + start)
                 if idx == 0:
                     e.v.kind = J_NULL
+                    e.v.neg = 0      # not a scratch span (entries are reused across messages)
                 elif idx == 1 or idx == 7:        # long, UnsignedBigint{value: long}
                     if avro_long(c, &lv, err) < 0:
                         return -1
@@ -1279,8 +1281,8 @@ cdef class SimplePlan(OpenPlan):
             return fail_at(err, 0, "buildTs out of int64 range")
         if self.typed:
             if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
-                    and memcmp(self.keys.data + p.db_off, self.schema_name_ptr, p.db_len) == 0
-                    and memcmp(self.keys.data + p.tbl_off, self.table_name_ptr, p.tbl_len) == 0):
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(self.schema_name_ptr), p.db_len)
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(self.table_name_ptr), p.tbl_len)):
                 return RUN_OK
         if var_push(&self.c_op, OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&self.c_ts, &d.commit_ts) < 0:
             return -1
@@ -1533,7 +1535,7 @@ cdef int64_t DAY_US = 86400000000LL
 
 
 cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
-    return k.n == n and memcmp(k.p, lit, n) == 0
+    return k.n == n and bytes_eq(<const uint8_t*>(k.p), <const uint8_t*>(lit), n)
 
 
 cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
