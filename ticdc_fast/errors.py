@@ -41,3 +41,12 @@ class DecodeError(ValueError):
     def __reduce__(self):
         return (type(self), (self.reason, self.message_index, self.byte_offset,
                              self.column, self.part))
+
+
+class DecoderBusyError(RuntimeError):
+    """A decoder was used from a second thread while a call on it was still running.
+
+    Decoders keep per-batch buffers and cross-batch state (schemas, held rows); they are not
+    thread-safe.  Rather than corrupt either, the second call fails at once and changes nothing.
+    Use one decoder per thread (decoders in different threads run in parallel: the core releases
+    the GIL)."""

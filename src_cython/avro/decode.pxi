@@ -158,6 +158,13 @@ cdef class AvroPlan(OpenPlan):
 
     # ------------------------------------------------------------------ plans
     def register(self, ws):
+        self._claim()
+        try:
+            return self._register_body(ws)
+        finally:
+            self.busy = 0
+
+    cdef object _register_body(self, ws):
         """Compile one writer schema (ticdc_fast.avro.schema.WriterSchema)."""
         cdef WPlan* p
         cdef int k
@@ -345,11 +352,25 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     def reset(self):
+        self._claim()
+        try:
+            return self._reset_body()
+        finally:
+            self.busy = 0
+
+    cdef object _reset_body(self):
         self._free_outputs()
         self._free_avro_outputs()
         self.started = 0
 
     def finish(self, fields):
+        self._claim()
+        try:
+            return self._finish_body(fields)
+        finally:
+            self.busy = 0
+
+    cdef object _finish_body(self, fields):
         cdef int j, w
         self._begin(16, 64)
         by = {"_op": var_to_array(&self.c_op, pa.string()),
@@ -376,10 +397,17 @@ cdef class AvroPlan(OpenPlan):
             by["before"] = _map_to_array(&self.c_before)
             by["_key"] = _map_to_array(&self.c_keymap)
         msg = fix_to_array(&self.c_msg, pa.int32())
-        self.reset()
+        self._reset_body()
         return [by[f.name] for f in fields], msg
 
     def append_control(self, row):
+        self._claim()
+        try:
+            return self._append_control_body(row)
+        finally:
+            self.busy = 0
+
+    cdef object _append_control_body(self, row):
         cdef int j, w
         cdef int64_t v64
         cdef int32_t m32
@@ -431,6 +459,13 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     def prepare_arrow(self, keys, values):
+        self._claim()
+        try:
+            return self._prepare_arrow_body(keys, values)
+        finally:
+            self.busy = 0
+
+    cdef object _prepare_arrow_body(self, keys, values):
         """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
         alive until run_prepared is done)."""
         cdef Py_ssize_t n = len(values), k
@@ -440,6 +475,13 @@ cdef class AvroPlan(OpenPlan):
         return n
 
     def run_prepared(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
+        self._claim()
+        try:
+            return self._run_prepared_body(start, n, msg_base)
+        finally:
+            self.busy = 0
+
+    cdef object _run_prepared_body(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
         return self._run_loop(start, n, msg_base)
 
     cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
@@ -472,6 +514,13 @@ cdef class AvroPlan(OpenPlan):
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        self._claim()
+        try:
+            return self._run_body(keys, values, start, msg_base)
+        finally:
+            self.busy = 0
+
+    cdef object _run_body(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
         cdef Py_ssize_t n = len(values), k
         self._ensure_ptrs(n)
         for k in range(start, n):

@@ -196,6 +196,18 @@ cdef class OpenPlan:
     cdef FixCol* t_fix
     cdef VarCol* t_var
     cdef object target_types
+    # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
+    # a second thread gets DecoderBusyError at once instead of sharing the buffers.
+    cdef int busy
+
+    cdef int _claim(self) except -1:
+        # checked and set with the GIL held, so two threads cannot both pass
+        if self.busy:
+            raise DecoderBusyError(
+                "this decoder is already decoding in another thread; a decoder is not thread-safe: "
+                "use one decoder per thread")
+        self.busy = 1
+        return 0
 
     def __cinit__(self, cfg):
         cdef int j
@@ -330,6 +342,13 @@ cdef class OpenPlan:
 
     # ------------------------------------------------------------------ python entry
     def decode(self, kbuf, koff, vbuf, voff):
+        self._claim()
+        try:
+            return self._decode_body(kbuf, koff, vbuf, voff)
+        finally:
+            self.busy = 0
+
+    cdef object _decode_body(self, kbuf, koff, vbuf, voff):
         cdef const uint8_t[::1] kb = memoryview(kbuf).cast("B") if len(kbuf) else b"\0"
         cdef const uint8_t[::1] vb = memoryview(vbuf).cast("B") if len(vbuf) else b"\0"
         cdef const int64_t[::1] ko = memoryview(koff.buffers()[1]).cast("q")[koff.offset:koff.offset + len(koff)]

@@ -215,6 +215,13 @@ cdef class SimplePlan(OpenPlan):
 
     # ------------------------------------------------------------------ plans
     def register(self, ts):
+        self._claim()
+        try:
+            return self._register_body(ts)
+        finally:
+            self.busy = 0
+
+    cdef object _register_body(self, ts):
         """Compile a TableSchema once; DML of (database, table, version) then decodes in C."""
         cdef TablePlan* p
         cdef int k, j, ncols = len(ts.columns)
@@ -312,6 +319,13 @@ cdef class SimplePlan(OpenPlan):
         return list(self.zone_names)
 
     def add_zone(self, name, known=True):
+        self._claim()
+        try:
+            return self._add_zone_body(name, known)
+        finally:
+            self.busy = 0
+
+    cdef object _add_zone_body(self, name, known=True):
         """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
         registers a name that is no zone: values using it fail only where they are converted
         (as in the twin), so an unused image or column does not fail the message."""
@@ -469,6 +483,13 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     def finish(self, fields):
+        self._claim()
+        try:
+            return self._finish_body(fields)
+        finally:
+            self.busy = 0
+
+    cdef object _finish_body(self, fields):
         cdef int j, w
         self._begin(16, 64)
         by = {}
@@ -508,6 +529,13 @@ cdef class SimplePlan(OpenPlan):
         return [by[f.name] for f in fields], msg
 
     def reset(self):
+        self._claim()
+        try:
+            return self._reset_body()
+        finally:
+            self.busy = 0
+
+    cdef object _reset_body(self):
         """Drop the rows of a batch that failed."""
         self._free_outputs()
         self._free_simple_outputs()
@@ -519,6 +547,13 @@ cdef class SimplePlan(OpenPlan):
         return [t.name for t in self._targets]
 
     def append_control(self, row):
+        self._claim()
+        try:
+            return self._append_control_body(row)
+        finally:
+            self.busy = 0
+
+    cdef object _append_control_body(self, row):
         """One control / undecodable row (Python values; rare)."""
         cdef int j, w
         cdef int64_t v64
@@ -559,6 +594,13 @@ cdef class SimplePlan(OpenPlan):
 
     # ------------------------------------------------------------------ the hot loop
     def run(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        self._claim()
+        try:
+            return self._run_body(values, start, msg_base)
+        finally:
+            self.busy = 0
+
+    cdef object _run_body(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
         """Decode values[start:] while they are DML with registered schemas; return the index of
         the first message left to the caller.  ``values`` is a list of bytes or a large_binary
         Arrow array without nulls (read in place; it must stay alive until ``finish``)."""

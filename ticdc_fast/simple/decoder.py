@@ -21,7 +21,7 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import check_compression, decompress
 from ..errors import DecodeError
-from .._frontend import (as_array, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+from .._frontend import (as_array, exclusive, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -188,6 +188,7 @@ class SimpleDecoder:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     # ------------------------------------------------------------------ schema cache
+    @exclusive
     def add_schema(self, obj) -> TableSchema:
         """Seed the cache with a TableSchema (dict, JSON text/bytes, or a BOOTSTRAP/DDL message value)."""
         if isinstance(obj, TableSchema):
@@ -216,6 +217,7 @@ class SimpleDecoder:
         """Number of DML messages waiting for their schema."""
         return len(self._held)
 
+    @exclusive
     def state(self) -> dict:
         """JSON-serialisable state (schemas and held rows) for ``SimpleDecoder(state=...)``."""
         return {
@@ -238,6 +240,7 @@ class SimpleDecoder:
             self._held_bytes += len(value)
 
     # ------------------------------------------------------------------ decoding
+    @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
 
@@ -303,6 +306,7 @@ class SimpleDecoder:
                 cols.append(_with_held(offs, [m[1] for m in self._extra_meta]).take(idx))
         return pa.RecordBatch.from_arrays(cols, schema=schema)
 
+    @exclusive
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
         """Emit every held row as undecodable (end of stream), emptying the hold queue."""
         self._ensure_built()
