@@ -108,3 +108,100 @@ def test_empty_names_compare_without_null_pointers(decoder_factory):
     (row,) = decoder_factory().decode([key], [value]).to_pylist()
     assert row["_schema"] is None and row["_table"] is None
     assert dict(row["after"]) == {"": ""}
+
+
+# --------------------------------------------------------------------------- finding 5
+# Decompressed output is capped per decoder (max_message_bytes); the lz4 frame is decompressed
+# into a bounded buffer, so a bomb is refused without allocating past the cap.
+from ticdc_fast.compression import DEFAULT_MAX_MESSAGE_BYTES, compress  # noqa: E402
+from ticdc_fast.testing import (SimpleBootstrap, SimpleColumn, SimpleDML, SimpleEncoder,  # noqa: E402
+                                SimpleTable, make_tso)
+
+T0 = 1_714_521_600_000
+NOTES = SimpleTable("app", "notes", 7, make_tso(T0 - 10_000),
+                    [SimpleColumn("id", "int", nullable=False), SimpleColumn("body", "text")])
+
+
+def _simple_values(compression, body):
+    events = [SimpleBootstrap(NOTES), SimpleDML(NOTES, "INSERT", make_tso(T0), data={"id": 1, "body": body})]
+    return [v for _, v in SimpleEncoder("json", compression=compression).encode(events)]
+
+
+@pytest.mark.parametrize("compression", ["lz4", "snappy"])
+def test_simple_decompressed_size_is_capped(impl, compression):
+    boot, row = _simple_values(compression, "x" * (2 << 20))
+    dec = ticdc_fast.SimpleDecoder("json", compression=compression, max_message_bytes=1 << 20,
+                                   implementation=impl)
+    dec.decode(None, [boot])
+    with pytest.raises(ticdc_fast.DecodeError, match="max_message_bytes") as info:
+        dec.decode(None, [row])
+    assert info.value.message_index == 0
+    # the same message under a cap it fits
+    dec = ticdc_fast.SimpleDecoder("json", compression=compression, max_message_bytes=3 << 20,
+                                   implementation=impl)
+    out = dec.decode(None, [boot, row]).to_pylist()
+    assert dict(out[1]["after"]) == {"id": "1", "body": "x" * (2 << 20)}
+
+
+@pytest.mark.parametrize("compression", ["lz4", "snappy"])
+def test_open_message_events_share_one_cap(decoder_factory, compression):
+    body = {"b": {"t": 15, "f": 0, "v": "y" * (600 << 10)}}
+    one_key, one_value = frame([row_event(body)])
+    two_key, two_value = frame([row_event(body), row_event(body)])
+
+    def compressed(value):
+        out, pos = bytearray(), 0
+        while pos < len(value):
+            n = int.from_bytes(value[pos:pos + 8], "big")
+            payload = compress(value[pos + 8:pos + 8 + n], compression)
+            out += len(payload).to_bytes(8, "big") + payload
+            pos += 8 + n
+        return bytes(out)
+
+    dec = decoder_factory(compression=compression, max_message_bytes=1 << 20)
+    (row,) = dec.decode([one_key], [compressed(one_value)]).to_pylist()
+    assert dict(row["after"])["b"] == "y" * (600 << 10)
+    with pytest.raises(ticdc_fast.DecodeError, match="max_message_bytes") as info:
+        dec.decode([one_key, two_key], [compressed(one_value), compressed(two_value)])
+    assert info.value.message_index == 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1"])
+def test_max_message_bytes_is_validated(impl, bad):
+    with pytest.raises(ValueError, match="max_message_bytes"):
+        ticdc_fast.OpenDecoder(compression="lz4", max_message_bytes=bad, implementation=impl)
+    with pytest.raises(ValueError, match="max_message_bytes"):
+        ticdc_fast.SimpleDecoder("json", compression="lz4", max_message_bytes=bad, implementation=impl)
+
+
+def test_default_cap_is_above_ticdc_largest_message():
+    # TiCDC's max-message-bytes defaults to 10 MiB (compressed); TiDB rows to 6 MiB
+    assert DEFAULT_MAX_MESSAGE_BYTES == 128 << 20
+
+
+LZ4_BOMB_SCRIPT = """
+import resource, sys
+import cramjam
+import ticdc_fast
+# 1 GiB of zeros in about 4 MB: concatenated lz4 frames of 1 MiB each (the frame header's
+# content size, when present, is not what bounds the work)
+frame = bytes(cramjam.lz4.compress(bytes(1 << 20)))
+bomb = frame * 1024
+dec = ticdc_fast.SimpleDecoder("json", compression="lz4", implementation=sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    dec.decode(None, [bomb])
+except ticdc_fast.DecodeError as exc:
+    assert "max_message_bytes" in str(exc), exc
+else:
+    raise AssertionError("a 1 GiB lz4 bomb was decoded")
+grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+assert grown_mib < 2 * 128 + 64, f"peak RSS grew by {grown_mib:.0f} MiB"
+print("ok", round(grown_mib))
+"""
+
+
+def test_lz4_bomb_is_refused_within_the_cap(impl):
+    proc = run_isolated(LZ4_BOMB_SCRIPT, impl)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("ok")

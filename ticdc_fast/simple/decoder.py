@@ -19,7 +19,8 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
-from ..compression import check_compression, decompress
+from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
+                           decompress)
 from ..errors import DecodeError
 from .._frontend import (as_array, exclusive, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
@@ -113,6 +114,8 @@ class SimpleDecoder:
         rows are replaced by the full event from the file (``local_claim_check(dir)`` reads files).
     verify_checksum: recompute the row checksums TiCDC sends (``[integrity]``) and raise
         DecodeError on a mismatch or a ``corrupted`` flag (a Python pass per message: opt-in).
+    max_message_bytes: with compression, the most bytes one message (or claim-check file) may
+        decompress to (default 128 MiB); beyond it a DecodeError, found without allocating more.
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -120,7 +123,8 @@ class SimpleDecoder:
                  hold_max_rows: int = 100_000, hold_max_bytes: int = 256 << 20,
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
-                 verify_checksum: bool = False, implementation: str | None = None):
+                 verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 implementation: str | None = None):
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
@@ -140,6 +144,7 @@ class SimpleDecoder:
         self._table = _split_table(table) if table is not None else None
         self._user_schema = schema
         self._compression = check_compression(compression)
+        self._max_message_bytes = check_max_message_bytes(max_message_bytes)
         self._timezone = timezone
         self._control_events = bool(control_events)
         self._rows = None
@@ -381,7 +386,7 @@ class SimpleDecoder:
 
     def _decompress(self, v, i):
         try:
-            return decompress(bytes(v), self._compression)
+            return decompress(bytes(v), self._compression, self._max_message_bytes)
         except ValueError as exc:
             raise DecodeError(f"{self._compression} decompression failed: {exc}", i, 0,
                               part="value") from None
