@@ -9,6 +9,9 @@ cdef enum:
     RUN_STOP = 1
 
 cdef enum:
+    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (SimplePlan.bad_zone)
+
+cdef enum:
     AVRO_MESSAGE_BRANCH = 11
     AVRO_TYPE_DML = 3
 
@@ -137,18 +140,28 @@ cdef class SimplePlan(OpenPlan):
     cdef TablePlan* plans
     cdef int nplans
     cdef int plans_cap
+    cdef int* pslot              # open addressing over plan hashes -> plan index, -1 empty
+    cdef Py_ssize_t pslot_cap
     cdef Buf keys                # database/table bytes of every plan
     cdef Buf elems               # enum/set element names
     cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
-    # zones named by TIMESTAMP values
-    cdef list zone_names
-    cdef Buf zone_keys
-    cdef Py_ssize_t* zone_key_off
+    # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
+    # are no zone are kept too, so values using them fail where converted, but only the last
+    # BAD_ZONE_SLOTS of them: each message may name a new one
+    cdef list zone_names         # per zone index
+    cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
+    cdef Py_ssize_t* zone_key_len
+    cdef uint64_t* zone_hash
     cdef int64_t** zone_bounds
     cdef int64_t** zone_offsets
-    cdef Py_ssize_t* zone_n
+    cdef Py_ssize_t* zone_n      # transitions; -1: the name is no zone
     cdef int nzones
+    cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
+    cdef Py_ssize_t zslot_cap
+    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
+    cdef int nbad
+    cdef int bad_next
     cdef public object pending_zone
     # extra output columns
     cdef VarCol c_ddl_type2
@@ -198,15 +211,19 @@ cdef class SimplePlan(OpenPlan):
         for i in range(self.nplans):
             _free_table_plan(&self.plans[i])
         free(self.plans)
+        free(self.pslot)
         buf_free(&self.keys)
         buf_free(&self.elems)
         buf_free(&self.elem_off_buf)
         buf_free(&self.avro_scratch)
-        buf_free(&self.zone_keys)
         for i in range(self.nzones):
             free(self.zone_bounds[i])
             free(self.zone_offsets[i])
-        free(self.zone_key_off)
+            free(self.zone_key[i])
+        free(self.zone_key)
+        free(self.zone_key_len)
+        free(self.zone_hash)
+        free(self.zslot)
         free(self.zone_bounds)
         free(self.zone_offsets)
         free(self.zone_n)
@@ -234,6 +251,7 @@ cdef class SimplePlan(OpenPlan):
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(<const char*>db), len(db)) \
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(<const char*>tb), len(tb)):
                 return   # schemas are immutable per version
+        self._reserve_plan_slots(self.nplans + 1)
         if self.nplans == self.plans_cap:
             self.plans_cap = self.plans_cap * 2 + 8
             p = <TablePlan*>realloc(self.plans, self.plans_cap * sizeof(TablePlan))
@@ -278,6 +296,7 @@ cdef class SimplePlan(OpenPlan):
             p.slot[k] = -1
         for k in range(self.ntargets):
             p.tcol[k] = -1
+        self._put_plan_slot(self.nplans)
         self.nplans += 1
         for j, col in enumerate(ts.columns):
             p.type_code[j] = col.type_code
@@ -331,18 +350,39 @@ cdef class SimplePlan(OpenPlan):
         (as in the twin), so an unused image or column does not fail the message."""
         from ticdc_fast.timezones import local_table
         bounds, offsets = local_table(name) if known else ((), ())
-        cdef int z = self.nzones
+        cdef int z
         cdef Py_ssize_t k, n = len(bounds)
         cdef bytes nb = name.encode("utf-8")
-        self.zone_key_off = <Py_ssize_t*>realloc(self.zone_key_off, (z + 2) * sizeof(Py_ssize_t))
-        self.zone_bounds = <int64_t**>realloc(self.zone_bounds, (z + 1) * sizeof(int64_t*))
-        self.zone_offsets = <int64_t**>realloc(self.zone_offsets, (z + 1) * sizeof(int64_t*))
-        self.zone_n = <Py_ssize_t*>realloc(self.zone_n, (z + 1) * sizeof(Py_ssize_t))
-        if not (self.zone_key_off and self.zone_bounds and self.zone_offsets and self.zone_n):
+        cdef uint8_t* key
+        if self._find_zone(<const uint8_t*><const char*>nb, len(nb)) >= 0:
+            return
+        key = <uint8_t*>malloc(max(len(nb), 1))
+        if key == NULL:
             raise MemoryError()
-        self.zone_key_off[z] = self.zone_keys.len
-        buf_append(&self.zone_keys, <const char*>nb, len(nb))
-        self.zone_key_off[z + 1] = self.zone_keys.len
+        memcpy(key, <const char*>nb, len(nb))
+        if not known and self.nbad == BAD_ZONE_SLOTS:
+            # forget the oldest name that is no zone, reuse its index
+            z = self.bad_zone[self.bad_next]
+            free(self.zone_key[z])
+            free(self.zone_bounds[z])
+            free(self.zone_offsets[z])
+            self.zone_names[z] = name
+        else:
+            z = self.nzones
+            if self._grow_zones(z + 1) < 0:
+                free(key)
+                raise MemoryError()
+            self.nzones += 1
+            self.zone_names.append(name)
+            if not known:
+                self.nbad += 1
+        if not known:
+            self.bad_zone[self.bad_next] = z
+            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
+        self.zone_key[z] = key
+        self.zone_key_len[z] = len(nb)
+        self.zone_hash[z] = fnv1a(key, len(nb))
+        self.zone_n[z] = n if known else -1
         self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
@@ -350,22 +390,107 @@ cdef class SimplePlan(OpenPlan):
         for k in range(n):
             self.zone_bounds[z][k] = bounds[k]
             self.zone_offsets[z][k] = offsets[k]
-        self.zone_n[z] = n if known else -1
-        self.nzones += 1
-        self.zone_names.append(name)
+        self._index_zones()
+
+    cdef int _grow_zones(self, Py_ssize_t n) except -1:
+        cdef void* p
+        p = realloc(self.zone_key, n * sizeof(uint8_t*))
+        if p == NULL:
+            return -1
+        self.zone_key = <uint8_t**>p
+        p = realloc(self.zone_key_len, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_key_len = <Py_ssize_t*>p
+        p = realloc(self.zone_hash, n * sizeof(uint64_t))
+        if p == NULL:
+            return -1
+        self.zone_hash = <uint64_t*>p
+        p = realloc(self.zone_bounds, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_bounds = <int64_t**>p
+        p = realloc(self.zone_offsets, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_offsets = <int64_t**>p
+        p = realloc(self.zone_n, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_n = <Py_ssize_t*>p
+        return 0
+
+    cdef int _index_zones(self) except -1:
+        """Rebuild the name index (after a zone is added or a forgotten name replaced: a few
+        hundred entries at most, and only when a message names a zone not seen before)."""
+        cdef Py_ssize_t cap = 16, s
+        cdef int z
+        while cap < 2 * self.nzones:
+            cap *= 2
+        if cap != self.zslot_cap:
+            free(self.zslot)
+            self.zslot = <int*>malloc(cap * sizeof(int))
+            self.zslot_cap = cap if self.zslot != NULL else 0
+            if self.zslot == NULL:
+                raise MemoryError()
+        for s in range(cap):
+            self.zslot[s] = -1
+        for z in range(self.nzones):
+            s = _hash_slot(self.zone_hash[z], cap)
+            while self.zslot[s] >= 0:
+                s = (s + 1) & (cap - 1)
+            self.zslot[s] = z
+        return 0
+
+    cdef int _reserve_plan_slots(self, Py_ssize_t n) except -1:
+        """Room for n plans at a load factor of at most 1/2 (rehashing every plan when growing)."""
+        cdef Py_ssize_t cap = self.pslot_cap, k
+        cdef int* slots
+        if 2 * n <= cap:
+            return 0
+        if cap == 0:
+            cap = 16
+        while 2 * n > cap:
+            cap *= 2
+        slots = <int*>malloc(cap * sizeof(int))
+        if slots == NULL:
+            raise MemoryError()
+        free(self.pslot)
+        self.pslot = slots
+        self.pslot_cap = cap
+        for k in range(cap):
+            slots[k] = -1
+        for k in range(self.nplans):
+            self._put_plan_slot(<int>k)
+        return 0
+
+    cdef void _put_plan_slot(self, int k) noexcept nogil:
+        cdef Py_ssize_t s = _hash_slot(self.plans[k].hash, self.pslot_cap)
+        while self.pslot[s] >= 0:
+            s = (s + 1) & (self.pslot_cap - 1)
+        self.pslot[s] = k
 
     cdef int _find_plan(self, const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
                         uint64_t version) noexcept nogil:
+        """Plan of (database, table, version) by hash: many tables and versions cost no more per
+        message than one."""
         cdef uint64_t h = _plan_hash(db, dbn, tb, tbn, version)
         cdef int k
+        cdef Py_ssize_t s
         cdef TablePlan* p
-        for k in range(self.nplans):
+        if self.pslot_cap == 0:
+            return -1
+        s = _hash_slot(h, self.pslot_cap)
+        while True:
+            k = self.pslot[s]
+            if k < 0:
+                return -1
             p = &self.plans[k]
             if p.hash == h and p.version == version and p.db_len == dbn and p.tbl_len == tbn \
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(db), dbn) \
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(tb), tbn):
                 return k
-        return -1
+            s = (s + 1) & (self.pslot_cap - 1)
 
     cdef int _find_column(self, TablePlan* p, const uint8_t* name, Py_ssize_t n, uint64_t h) noexcept nogil:
         cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(p.slot_cap - 1))
@@ -446,12 +571,20 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h
+        cdef Py_ssize_t s
         cdef int z
-        for z in range(self.nzones):
-            if self.zone_key_off[z + 1] - self.zone_key_off[z] == n \
-                    and bytes_eq(<const uint8_t*>(self.zone_keys.data + self.zone_key_off[z]), <const uint8_t*>(name), n):
+        if self.zslot_cap == 0:
+            return -1
+        h = fnv1a(name, n)
+        s = _hash_slot(h, self.zslot_cap)
+        while True:
+            z = self.zslot[s]
+            if z < 0:
+                return -1
+            if self.zone_hash[z] == h and self.zone_key_len[z] == n and bytes_eq(self.zone_key[z], name, n):
                 return z
-        return -1
+            s = (s + 1) & (self.zslot_cap - 1)
 
     # ------------------------------------------------------------------ outputs
     cdef void _free_simple_outputs(self) noexcept nogil:
@@ -1404,11 +1537,11 @@ cdef class SimplePlan(OpenPlan):
         return OpenPlan._render(self, e, out, err)
 
     cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
-        cdef Py_ssize_t n = self.zone_key_off[z + 1] - self.zone_key_off[z]
+        cdef Py_ssize_t n = self.zone_key_len[z]
         err.failed = 1
         err.offset = e.v.off
         snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
-                 <const char*>(self.zone_keys.data + self.zone_key_off[z]))
+                 <const char*>self.zone_key[z])
         return -1
 
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
@@ -1578,6 +1711,12 @@ cdef int64_t DAY_US = 86400000000LL
 
 cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
     return k.n == n and bytes_eq(<const uint8_t*>(k.p), <const uint8_t*>(lit), n)
+
+
+cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
+    """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
+    table differ only in their high bits)."""
+    return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
 cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,

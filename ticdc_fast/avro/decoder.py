@@ -149,11 +149,9 @@ class AvroDecoder:
                     break
                 k, v = keys[j].as_py(), values[j].as_py()
                 if self._fetch_schemas(k, v, j):
-                    rows.prepare_arrow(keys, values)
-                    i = j
+                    i = j          # registering a schema leaves the prepared batch in place
                     continue
-                self._slow_message(k, v, j)
-                rows.prepare_arrow(keys, values)
+                self._slow_message(k, v, j)   # run() on lists has its own pointer arrays
                 i = j + 1
             cols, msg_index = rows.finish(self._fields)
         except BaseException:

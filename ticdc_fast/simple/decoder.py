@@ -31,6 +31,7 @@ from .reference import ReferenceRows
 from .schema import TableSchema, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
+_ZONES_PER_MESSAGE = 256   # = the core's BAD_ZONE_SLOTS
 
 GENERIC_FIELDS = change_fields() + [
     pa.field("_ddl_type", pa.string()),
@@ -360,6 +361,15 @@ class SimpleDecoder:
         zone = getattr(self._rows, "pending_zone", None)
         if zone is None:
             return False
+        # the core remembers the last 256 names that are no zone: a message naming more new ones
+        # would make it forget and ask again forever
+        where = (self._batch_no, msg)
+        loads = self.__dict__.get("_zone_loads")
+        loads = loads[1] + 1 if loads and loads[0] == where else 1
+        self._zone_loads = (where, loads)
+        if loads > _ZONES_PER_MESSAGE:
+            raise DecodeError(f"more than {_ZONES_PER_MESSAGE} TIMESTAMP locations not seen before in one "
+                              "message", msg, 0, part="value")
         try:
             self._rows.add_zone(zone)
         except ValueError as exc:
