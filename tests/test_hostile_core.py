@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 import ticdc_fast
+from ticdc_fast import _impl
 from conftest import frame, row_event
 
 ROOT = Path(ticdc_fast.__file__).resolve().parents[1]
@@ -205,3 +206,87 @@ def test_lz4_bomb_is_refused_within_the_cap(impl):
     proc = run_isolated(LZ4_BOMB_SCRIPT, impl)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith("ok")
+
+
+# --------------------------------------------------------------------------- finding 4
+# Lookups by hash instead of linear scans (timed in benchmarks/asv_bounded_work.py, not here):
+# these check the tables stay right, and that names that are no zone do not pile up.
+def test_many_avro_schema_ids(impl):
+    from benchmarks.asv_bounded_work import FIRST_VALUE_ID, avro_id_corpus
+    corpus = avro_id_corpus(3000)
+    dec = ticdc_fast.AvroDecoder(schemas=corpus["schemas"], implementation=impl)
+    first = dec.decode(corpus["keys"], corpus["values"])
+    assert first.column("_value_schema_id").to_pylist() == [FIRST_VALUE_ID + i for i in range(3000)]
+    again = dec.decode(corpus["keys"], corpus["values"])
+    assert again.equals(first)
+    assert len({tuple(sorted(r)) for r in first.column("after").to_pylist()}) == 1
+
+
+def test_many_simple_table_versions(impl):
+    tables = [SimpleTable("app", f"t{k % 50}", 100 + k, make_tso(T0 - 10_000 + k),
+                          [SimpleColumn("id", "int", nullable=False), SimpleColumn("v", "varchar", length=8)])
+              for k in range(600)]
+    events = [SimpleBootstrap(t) for t in tables]
+    events += [SimpleDML(t, "INSERT", make_tso(T0), data={"id": k, "v": f"v{k}"}) for k, t in enumerate(tables)]
+    values = [v for _, v in SimpleEncoder("json").encode(events)]
+    dec = ticdc_fast.SimpleDecoder("json", implementation=impl)
+    dec.decode(None, values[:600])
+    rows = dec.decode(None, values[600:]).to_pylist()
+    assert [dict(r["after"]) for r in rows] == [{"id": str(k), "v": f"v{k}"} for k in range(600)]
+    assert [r["_table"] for r in rows] == [f"t{k % 50}" for k in range(600)]
+
+
+def _zone_rows(n, location):
+    table = SimpleTable("app", "ev", 9, make_tso(T0 - 10_000),
+                        [SimpleColumn("id", "int", nullable=False), SimpleColumn("at", "timestamp", decimal=3)])
+    enc = SimpleEncoder("json")
+    boot = enc.encode_value(SimpleBootstrap(table))
+    row = enc.encode_value(SimpleDML(table, "INSERT", make_tso(T0),
+                                     data={"id": 1, "at": ("UTC", "2024-05-01 08:00:00.000")}))
+    return boot, [row.replace(b'"location":"UTC"', b'"location":"%s"' % location(i).encode()) for i in range(n)]
+
+
+def test_names_that_are_no_zone_do_not_pile_up(impl):
+    boot, rows = _zone_rows(1000, lambda i: f"Nowhere/Zone{i:05d}")
+    dec = ticdc_fast.SimpleDecoder("json", table="app.ev", schema=pa.schema([("id", pa.int32())]),
+                                   schemas=[boot], implementation=impl)
+    assert dec.decode(None, rows).column("id").to_pylist() == [1] * 1000
+    if impl == "cython":
+        assert len(dec._rows.zone_names_seen()) <= 256 + 1
+    # a value using such a name fails where it is converted, naming the column, also once the
+    # name was forgotten and is met again
+    typed = ticdc_fast.SimpleDecoder("json", table="app.ev",
+                                     schema=pa.schema([("id", pa.int32()), ("at", pa.timestamp("us", "UTC"))]),
+                                     schemas=[boot], implementation=impl)
+    for i in list(range(300)) + [0]:
+        with pytest.raises(ticdc_fast.DecodeError, match=f"Nowhere/Zone{i:05d}") as info:
+            typed.decode(None, [rows[i]])
+        assert info.value.column == "at" and info.value.message_index == 0
+    if impl == "cython":
+        assert len(typed._rows.zone_names_seen()) <= 256 + 1
+    ok = _zone_rows(1, lambda i: "Asia/Shanghai")[1]
+    assert typed.decode(None, ok).column("at").to_pylist()[0].isoformat() == "2024-05-01T00:00:00+00:00"
+
+
+@pytest.mark.skipif(_impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: differential core-vs-twin test")
+def test_one_message_with_too_many_bad_zones_is_refused_by_the_core():
+    """Documented difference: the core refuses a message naming more than 256 distinct locations
+    that are no zone (it would have to forget one it still needs); the twin needs no table."""
+    n = 300
+    table = SimpleTable("app", "wide", 9, make_tso(T0 - 10_000),
+                        [SimpleColumn("id", "int", nullable=False)]
+                        + [SimpleColumn(f"t{k}", "timestamp") for k in range(n)])
+    enc = SimpleEncoder("json")
+    boot = enc.encode_value(SimpleBootstrap(table))
+    data = {"id": 1, **{f"t{k}": ("UTC", "2024-05-01 08:00:00") for k in range(n)}}
+    row = enc.encode_value(SimpleDML(table, "INSERT", make_tso(T0), data=data))
+    k = iter(range(n))
+    row = __import__("re").sub(rb'"location":"UTC"', lambda m: b'"location":"Bad/%d"' % next(k), row)
+    schema = pa.schema([("id", pa.int32())])
+    core = ticdc_fast.SimpleDecoder("json", table="app.wide", schema=schema, schemas=[boot],
+                                    implementation="cython")
+    with pytest.raises(ticdc_fast.DecodeError, match="more than 256"):
+        core.decode(None, [row])
+    twin = ticdc_fast.SimpleDecoder("json", table="app.wide", schema=schema, schemas=[boot],
+                                    implementation="python")
+    assert twin.decode(None, [row]).column("id").to_pylist() == [1]

@@ -31,7 +31,7 @@ from .reference import ReferenceRows
 from .schema import TableSchema, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
-_ZONES_PER_MESSAGE = 256   # = the core's BAD_ZONE_SLOTS
+_BAD_ZONES_PER_MESSAGE = 256   # = the core's BAD_ZONE_SLOTS
 
 GENERIC_FIELDS = change_fields() + [
     pa.field("_ddl_type", pa.string()),
@@ -361,15 +361,6 @@ class SimpleDecoder:
         zone = getattr(self._rows, "pending_zone", None)
         if zone is None:
             return False
-        # the core remembers the last 256 names that are no zone: a message naming more new ones
-        # would make it forget and ask again forever
-        where = (self._batch_no, msg)
-        loads = self.__dict__.get("_zone_loads")
-        loads = loads[1] + 1 if loads and loads[0] == where else 1
-        self._zone_loads = (where, loads)
-        if loads > _ZONES_PER_MESSAGE:
-            raise DecodeError(f"more than {_ZONES_PER_MESSAGE} TIMESTAMP locations not seen before in one "
-                              "message", msg, 0, part="value")
         try:
             self._rows.add_zone(zone)
         except ValueError as exc:
@@ -377,8 +368,20 @@ class SimpleDecoder:
                 # the core asked again for a name it has (not valid UTF-8, or too long to pass)
                 raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
             # not a zone: values that use it fail where they are converted, naming their column
+            self._count_bad_zone(msg)
             self._rows.add_zone(zone, known=False)
         return True
+
+    def _count_bad_zone(self, msg) -> None:
+        """The core remembers the last 256 names that are no zone: one message naming more would
+        make it forget one and ask for it again, forever."""
+        where = (self._batch_no, msg)
+        seen = self.__dict__.get("_bad_zones_of")
+        count = seen[1] + 1 if seen and seen[0] == where else 1
+        self._bad_zones_of = (where, count)
+        if count > _BAD_ZONES_PER_MESSAGE:
+            raise DecodeError(f"more than {_BAD_ZONES_PER_MESSAGE} distinct TIMESTAMP locations that "
+                              "are no time zone in one message", msg, 0, part="value")
 
     def _run_one(self, value: bytes, msg: int) -> None:
         """Decode one DML whose schema is known; never let it vanish silently."""
