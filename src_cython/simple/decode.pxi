@@ -806,16 +806,30 @@ cdef class SimplePlan(OpenPlan):
             if not utf8_valid(p, n):
                 return fail_at(err, 0, "malformed JSON: invalid UTF-8")
             rc = self._json_dml(&c, &d, err)
+            if rc != RUN_OK:
+                # the one-pass reader judged members as they came; a repeated key must be judged
+                # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
+                # rejected is read again that way, and that answer stands
+                memset(&d, 0, sizeof(DmlInfo))
+                d.plan = -1
+                memset(err, 0, sizeof(Err))
+                err.msg = msg
+                err.part = PART_VALUE
+                c.pos = p
+                rc = self._json_dml_last_wins(&c, &d, err)
         if rc != RUN_OK:
             return rc
         return self._emit_dml(&d, msg, err)
 
     # ---- JSON
     cdef int _json_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
+        """One pass that takes members as they come (data/old parsed in place with the plan).  It
+        gives up (RUN_STOP) on a repeated key, so _json_dml_last_wins decides such messages."""
         cdef Span name, v
         cdef int r
         cdef IntVal iv
         cdef int direct = 0, which, rc, kid, epos = 0
+        cdef uint32_t seen = 0
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return RUN_STOP   # not an object: the slow path reports it
@@ -842,6 +856,10 @@ cdef class SimplePlan(OpenPlan):
                 if epos < ENV_SEQ_MAX:
                     self.env_seq[epos] = kid
             epos += 1
+            if kid >= 0:
+                if seen & (1U << kid):
+                    return RUN_STOP     # a repeated key: the last copy wins (JSON, Go)
+                seen |= 1U << kid
             # Go writes database/table/schemaVersion/type before data/old: with the plan known,
             # parse the image right here instead of skipping it and parsing it again
             which = -1
@@ -868,76 +886,25 @@ cdef class SimplePlan(OpenPlan):
                 continue
             if scan_value(c, &v, 2, err) < 0:
                 return -1
-            if kid == EK_TYPE:
-                if v.kind != J_STR:
-                    return RUN_STOP
-                d.type = v
-            elif kid == EK_DATABASE:
-                if v.kind != J_STR:
-                    return RUN_STOP
-                d.database = v
-            elif kid == EK_TABLE:
-                if v.kind != J_STR:
-                    return RUN_STOP
-                d.table = v
-            elif kid == EK_DATA:
+            if kid == EK_DATA:
                 direct &= ~1
-                if v.kind == J_OBJ:
-                    d.data_span = v
-                    d.has_data = 1
-                elif v.kind == J_NULL:
-                    d.has_data = 0
-                else:
-                    return RUN_STOP
             elif kid == EK_OLD:
                 direct &= ~2
-                if v.kind == J_OBJ:
-                    d.old_span = v
-                    d.has_old = 1
-                elif v.kind == J_NULL:
-                    d.has_old = 0
-                else:
-                    return RUN_STOP
-            elif kid == EK_COMMITTS:
-                if _json_u64(&v, &d.commit_ts) < 0:
-                    return RUN_STOP
-                d.has_commit_ts = 1
-            elif kid == EK_SCHEMAVERSION:
-                if _json_u64(&v, &d.schema_version) < 0:
-                    return RUN_STOP
-                d.has_version = 1
-            elif kid == EK_TABLEID:
-                if _json_u64(&v, &d.table_id) < 0:
-                    return RUN_STOP
-                d.has_table_id = 1
-            elif kid == EK_BUILDTS:
-                if _json_u64(&v, &d.build_ts) < 0:
-                    return RUN_STOP
-                d.has_build_ts = 1
-            elif kid == EK_CLAIMCHECKLOCATION:
-                if v.kind == J_STR:
-                    d.ccl = v
-                elif v.kind != J_NULL:
-                    return RUN_STOP
-            elif kid == EK_HANDLEKEYONLY:
-                if v.kind == J_TRUE:
-                    d.hko = 1
-                elif v.kind != J_FALSE and v.kind != J_NULL:
-                    return RUN_STOP
-            elif kid == EK_CHECKSUM:
-                if v.kind == J_OBJ:
-                    if self._json_checksum(&v, d, err) != 0:
-                        return RUN_STOP
-                elif v.kind != J_NULL:
-                    return RUN_STOP
-            elif kid == EK_TABLESCHEMA or kid == EK_PRETABLESCHEMA or kid == EK_SQL:
-                return RUN_STOP
+            if kid >= 0:
+                rc = _envelope_value(self, kid, &v, d, err)
+                if rc != RUN_OK:
+                    return rc
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
         if doc_end(c, err) < 0:
             return -1
+        return self._json_dml_checked(c, d, direct, err)
+
+    cdef int _json_dml_checked(self, Cur* c, DmlInfo* d, int direct, Err* err) noexcept nogil:
+        """The envelope is read: a DML of a known schema has its images (those not parsed in
+        place, `direct`) parsed now; anything else stops for the slow path."""
         if not (d.has_data or d.has_old) or d.database.kind != J_STR or d.table.kind != J_STR \
                 or d.type.kind != J_STR or not d.has_commit_ts or not d.has_version:
             return RUN_STOP
@@ -965,6 +932,45 @@ cdef class SimplePlan(OpenPlan):
         _fix_scratch_spans(&self.images[IMG_P], self.avro_scratch.data)
         return RUN_OK
 
+    cdef int _json_dml_last_wins(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
+        """The envelope read as JSON (and Go's decoder) reads it: every member scanned, a repeated
+        key's last copy the only one interpreted, images parsed from their final spans."""
+        cdef Span name, v
+        cdef Span last[16]
+        cdef uint32_t present = 0
+        cdef int r, kid, rc
+        skip_ws(c)
+        if c.pos >= c.end or c.pos[0] != 123:
+            return RUN_STOP
+        self.names.len = 0
+        self.avro_scratch.len = 0
+        self.images[IMG_U].present = 0
+        self.images[IMG_P].present = 0
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
+                return -1
+            kid = key_id(&name, ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS)
+            if kid >= 0:
+                last[kid] = v
+                present |= 1U << kid
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if doc_end(c, err) < 0:
+            return -1
+        for kid in range(ENV_KEYS):
+            if present & (1U << kid):
+                rc = _envelope_value(self, kid, &last[kid], d, err)
+                if rc != RUN_OK:
+                    return rc
+        return self._json_dml_checked(c, d, 0, err)
+
+
+
     cdef int _json_plan_early(self, DmlInfo* d) noexcept nogil:
         """Resolve the plan once database, table, schemaVersion and a DML type were seen."""
         if d.database.kind != J_STR or d.table.kind != J_STR or not d.has_version or d.type.kind != J_STR:
@@ -989,40 +995,54 @@ cdef class SimplePlan(OpenPlan):
             d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
 
     cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
+        """The checksum object, a repeated field's last copy winning: 0, 1 a form left to the
+        slow path, -1 malformed."""
         cdef Cur c
-        cdef Span name, v
+        cdef Span name, v, version, corrupted, current, previous
         cdef int r
         cdef uint64_t u
         c.start = s.p - s.off
         c.pos = s.p
         c.end = s.p + s.n
+        version.kind = J_ABSENT
+        corrupted.kind = J_ABSENT
+        current.kind = J_ABSENT
+        previous.kind = J_ABSENT
         r = obj_open(&c, err)
         if r < 0:
             return -1
-        d.has_ck = 1
         while r == 0:
             if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 3, err) < 0:
                 return -1
             if key_is(&name, b"version", 7):
-                if _json_u64(&v, &u) < 0 or u > 2147483647:
-                    return 1
-                d.ck_version = <int64_t>u
+                version = v
             elif key_is(&name, b"corrupted", 9):
-                if v.kind != J_TRUE and v.kind != J_FALSE:
-                    return 1
-                d.ck_corrupted = v.kind == J_TRUE
+                corrupted = v
             elif key_is(&name, b"current", 7):
-                if _json_u64(&v, &d.ck_current) < 0:
-                    return 1
-                d.ck_current &= 0xFFFFFFFFULL
+                current = v
             elif key_is(&name, b"previous", 8):
-                if _json_u64(&v, &d.ck_previous) < 0:
-                    return 1
-                d.ck_previous &= 0xFFFFFFFFULL
+                previous = v
             r = obj_next(&c, err)
             if r < 0:
                 return -1
             r = 1 - r
+        d.has_ck = 1
+        if version.kind != J_ABSENT:
+            if _json_u64(&version, &u) < 0 or u > 2147483647:
+                return 1
+            d.ck_version = <int64_t>u
+        if corrupted.kind != J_ABSENT:
+            if corrupted.kind != J_TRUE and corrupted.kind != J_FALSE:
+                return 1
+            d.ck_corrupted = corrupted.kind == J_TRUE
+        if current.kind != J_ABSENT:
+            if _json_u64(&current, &d.ck_current) < 0:
+                return 1
+            d.ck_current &= 0xFFFFFFFFULL
+        if previous.kind != J_ABSENT:
+            if _json_u64(&previous, &d.ck_previous) < 0:
+                return 1
+            d.ck_previous &= 0xFFFFFFFFULL
         return 0
 
     cdef int _json_image(self, const Span* s, TablePlan* p, Image* img, Cur* outer, Err* err) noexcept nogil:
@@ -1050,7 +1070,8 @@ cdef class SimplePlan(OpenPlan):
         cdef ColEntry* e
         cdef ColEntry* grown
         cdef Cur c = cc[0]
-        cdef Py_ssize_t pos = 0
+        cdef Py_ssize_t pos = 0, k
+        cdef int ts_objects = 0
         self._image_start(p, img)
         r = obj_open(&c, err)
         if r < 0:
@@ -1086,9 +1107,9 @@ cdef class SimplePlan(OpenPlan):
                 e.loc.kind = J_ABSENT
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
-                if e.v.kind == J_OBJ and e.t == 7:
-                    if self._json_timestamp(e, err) != 0:
-                        return -1 if err.failed else 1
+                if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+                    _forget_error(err)   # judged again at the end: a later copy may replace it
+                    ts_objects = 1
                 if self._dedupe_column(p, img, e) == 0:
                     img.n += 1
                 r = obj_next(&c, err)
@@ -1119,15 +1140,23 @@ cdef class SimplePlan(OpenPlan):
             e.loc.kind = J_ABSENT
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
-            if e.v.kind == J_OBJ and e.t == 7:
-                if self._json_timestamp(e, err) != 0:
-                    return -1 if err.failed else 1
+            if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+                _forget_error(err)
+                ts_objects = 1
             if self._dedupe_column(p, img, e) == 0:
                 img.n += 1
             r = obj_next(&c, err)
             if r < 0:
                 return -1
             r = 1 - r
+        # a TIMESTAMP object that failed is judged again once the image is complete: only a
+        # repeated column's last copy counts (JSON last-wins), as in the twin
+        if ts_objects:
+            for k in range(img.n):
+                e = &img.cols[k]
+                if e.v.kind == J_OBJ and e.t == 7:
+                    if self._json_timestamp(e, err) != 0:
+                        return -1 if err.failed else 1
         cc.pos = c.pos
         return 0
 
@@ -1713,6 +1742,12 @@ cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil
     return k.n == n and bytes_eq(<const uint8_t*>(k.p), <const uint8_t*>(lit), n)
 
 
+cdef inline void _forget_error(Err* err) noexcept nogil:
+    err.failed = 0
+    err.has_column = 0
+    err.column_len = 0
+
+
 cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
     """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
     table differ only in their high bits)."""
@@ -1811,3 +1846,71 @@ cdef void _push_py_int(FixCol* col, object v, int width):
     else:
         x = v
         fix_push(col, &x)
+
+
+cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo* d, Err* err) noexcept nogil:
+    """One envelope member's value into d: RUN_OK, or RUN_STOP for a form left to the slow
+    path (control messages, wrong JSON types)."""
+    if kid == EK_TYPE:
+        if v.kind != J_STR:
+            return RUN_STOP
+        d.type = v[0]
+    elif kid == EK_DATABASE:
+        if v.kind != J_STR:
+            return RUN_STOP
+        d.database = v[0]
+    elif kid == EK_TABLE:
+        if v.kind != J_STR:
+            return RUN_STOP
+        d.table = v[0]
+    elif kid == EK_DATA:
+        if v.kind == J_OBJ:
+            d.data_span = v[0]
+            d.has_data = 1
+        elif v.kind == J_NULL:
+            d.has_data = 0
+        else:
+            return RUN_STOP
+    elif kid == EK_OLD:
+        if v.kind == J_OBJ:
+            d.old_span = v[0]
+            d.has_old = 1
+        elif v.kind == J_NULL:
+            d.has_old = 0
+        else:
+            return RUN_STOP
+    elif kid == EK_COMMITTS:
+        if _json_u64(v, &d.commit_ts) < 0:
+            return RUN_STOP
+        d.has_commit_ts = 1
+    elif kid == EK_SCHEMAVERSION:
+        if _json_u64(v, &d.schema_version) < 0:
+            return RUN_STOP
+        d.has_version = 1
+    elif kid == EK_TABLEID:
+        if _json_u64(v, &d.table_id) < 0:
+            return RUN_STOP
+        d.has_table_id = 1
+    elif kid == EK_BUILDTS:
+        if _json_u64(v, &d.build_ts) < 0:
+            return RUN_STOP
+        d.has_build_ts = 1
+    elif kid == EK_CLAIMCHECKLOCATION:
+        if v.kind == J_STR:
+            d.ccl = v[0]
+        elif v.kind != J_NULL:
+            return RUN_STOP
+    elif kid == EK_HANDLEKEYONLY:
+        if v.kind == J_TRUE:
+            d.hko = 1
+        elif v.kind != J_FALSE and v.kind != J_NULL:
+            return RUN_STOP
+    elif kid == EK_CHECKSUM:
+        if v.kind == J_OBJ:
+            if plan._json_checksum(v, d, err) != 0:
+                return RUN_STOP
+        elif v.kind != J_NULL:
+            return RUN_STOP
+    elif kid == EK_TABLESCHEMA or kid == EK_PRETABLESCHEMA or kid == EK_SQL:
+        return RUN_STOP
+    return RUN_OK
