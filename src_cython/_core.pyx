@@ -14,7 +14,7 @@ from libc.math cimport isinf, isnan, signbit
 import pyarrow as pa
 
 from ticdc_fast import _constants as _C
-from ticdc_fast.errors import DecodeError
+from ticdc_fast.errors import DecodeError, DecoderBusyError
 
 CYTHON_MODULE = 1
 _MAP_TYPE = pa.map_(pa.string(), pa.string())

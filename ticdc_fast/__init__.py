@@ -2,13 +2,14 @@
 from ._impl import IMPLEMENTATION, set_buffer_pool_limit
 from .avro import AvroDecoder
 from .arrow_types import default_arrow_type, infer_open_schema, spark_arrow_type, spark_schema
-from .errors import DecodeError, SlowImplementationWarning
+from .errors import DecodeError, DecoderBusyError, SlowImplementationWarning
 from .open import OpenDecoder
 from .simple import SimpleDecoder, local_claim_check, simple_arrow_schema
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AvroDecoder", "DecodeError", "IMPLEMENTATION", "OpenDecoder", "SimpleDecoder", "local_claim_check", "simple_arrow_schema", "default_arrow_type", "infer_open_schema",
-    "set_buffer_pool_limit", "SlowImplementationWarning", "spark_arrow_type", "spark_schema", "__version__",
+    "AvroDecoder", "DecodeError", "DecoderBusyError", "IMPLEMENTATION", "OpenDecoder", "SimpleDecoder",
+    "SlowImplementationWarning", "default_arrow_type", "infer_open_schema", "local_claim_check",
+    "set_buffer_pool_limit", "simple_arrow_schema", "spark_arrow_type", "spark_schema", "__version__",
 ]

@@ -2,9 +2,13 @@
 output schema with them."""
 from __future__ import annotations
 
+import functools
+import threading
+
 import pyarrow as pa
 
 from . import _constants as C
+from .errors import DecoderBusyError
 
 TEXT_MAP = pa.map_(pa.string(), pa.string())
 PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
@@ -79,3 +83,24 @@ def add_kafka_columns(cols: list, msg_index, partitions, offsets) -> None:
         cols.append(as_array(partitions, pa.int32()).take(idx))
     if offsets is not None:
         cols.append(as_array(offsets, pa.int64()).take(idx))
+
+
+def exclusive(method):
+    """One call at a time per decoder: a call from a second thread while another runs raises
+    DecoderBusyError at once (and changes nothing); calls nested in the same thread are fine.
+
+    Decoders hold per-batch output buffers and cross-batch state, and the core runs with the
+    GIL released, so two threads sharing one would corrupt both."""
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        lock = self.__dict__.get("_exclusive_lock")
+        if lock is None:   # setdefault is atomic: racing first calls end up with one lock
+            lock = self.__dict__.setdefault("_exclusive_lock", threading.RLock())
+        if not lock.acquire(blocking=False):
+            raise DecoderBusyError(f"{type(self).__name__} is already in use by another thread; "
+                                   "decoders are not thread-safe: use one decoder per thread")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            lock.release()
+    return guarded

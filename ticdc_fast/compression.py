@@ -2,6 +2,11 @@
 
 Nothing in a message says it is compressed: the consumer is configured with the same value as
 the changefeed.  Decompression is per event and holds the GIL (one call per event, not per value).
+
+Output is capped (``max_message_bytes`` of the decoders): a few kilobytes of lz4 can claim, or
+really hold, gigabytes.  Neither format's size header is trusted: snappy's declared length is
+checked before anything is allocated, and lz4 is decompressed into a bounded buffer that grows
+by doubling up to the cap, so a bomb stops at the cap without ever allocating beyond it.
 """
 from __future__ import annotations
 
@@ -12,6 +17,13 @@ from ._constants import COMPRESSIONS
 # A snappy block declares its decompressed length up front; a forged one must not make us
 # allocate gigabytes.  A snappy copy op expands at most 64 bytes from 3 input bytes.
 _SNAPPY_MAX_RATIO = 22
+
+# TiCDC's default max-message-bytes is 10 MiB (a Kafka message, compressed), and TiDB's default
+# txn-entry-size-limit 6 MiB (one row, before JSON escaping): 128 MiB of decompressed output per
+# Kafka message leaves room for both and for highly compressible batches, and still bounds what
+# one hostile message can make a decoder hold.
+DEFAULT_MAX_MESSAGE_BYTES = 128 << 20
+_LZ4_FIRST_GUESS = 1 << 16
 
 
 def check_compression(name: str) -> str:
@@ -33,20 +45,57 @@ def _snappy_declared_length(data: bytes) -> int:
     raise ValueError("bad snappy length header")
 
 
-def decompress(data: bytes, name: str) -> bytes:
+def check_max_message_bytes(limit) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_message_bytes must be a positive int, not {limit!r}")
+    return limit
+
+
+class OutputTooLarge(ValueError):
+    """The decompressed bytes would exceed the cap."""
+
+
+def _too_large(limit: int) -> ValueError:
+    return OutputTooLarge(f"decompressed size exceeds max_message_bytes ({limit} bytes)")
+
+
+def decompress(data: bytes, name: str, limit: int = DEFAULT_MAX_MESSAGE_BYTES) -> bytes:
+    """The decompressed bytes, at most ``limit`` of them (ValueError beyond, or on bad input)."""
     if name == "snappy":
-        if _snappy_declared_length(data) > _SNAPPY_MAX_RATIO * len(data) + 64:
+        declared = _snappy_declared_length(data)
+        if declared > limit:
+            raise _too_large(limit)
+        if declared > _SNAPPY_MAX_RATIO * len(data) + 64:
             raise ValueError("snappy declared length is impossible for the input size")
         try:
             return bytes(cramjam.snappy.decompress_raw(data))
         except Exception as exc:  # cramjam raises its own DecompressionError
             raise ValueError(str(exc)) from None
     if name == "lz4":
-        try:
-            return bytes(cramjam.lz4.decompress(data))
-        except Exception as exc:
-            raise ValueError(str(exc)) from None
+        return _lz4_bounded(data, limit)
     return data
+
+
+def _lz4_bounded(data: bytes, limit: int) -> bytes:
+    """An lz4 frame decompressed into a fixed buffer, doubled while it is too small, never past
+    ``limit + 1`` bytes (the frame's content-size field may lie, so it is not used)."""
+    size = min(limit + 1, max(_LZ4_FIRST_GUESS, 4 * len(data)))
+    while True:
+        out = bytearray(size)
+        try:
+            n = cramjam.lz4.decompress_into(data, out)
+        except Exception as exc:  # cramjam.DecompressionError
+            # the buffer filled up (an lz4 format error reads "lz4: ERROR_..."): retry bigger
+            if "failed to write whole buffer" not in str(exc):
+                raise ValueError(str(exc)) from None
+            if size > limit:
+                raise _too_large(limit) from None
+            size = min(limit + 1, size * 2)
+            continue
+        if n > limit:
+            raise _too_large(limit)
+        del out[n:]
+        return bytes(out)
 
 
 def compress(data: bytes, name: str) -> bytes:

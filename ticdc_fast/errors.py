@@ -46,3 +46,12 @@ class DecodeError(ValueError):
 class SlowImplementationWarning(RuntimeWarning):
     """The compiled core could not be loaded: decoding falls back to the pure-Python twin, which
     gives the same output 60–160× slower.  The message says why and how to fix it."""
+
+
+class DecoderBusyError(RuntimeError):
+    """A decoder was used from a second thread while a call on it was still running.
+
+    Decoders keep per-batch buffers and cross-batch state (schemas, held rows); they are not
+    thread-safe.  Rather than corrupt either, the second call fails at once and changes nothing.
+    Use one decoder per thread (decoders in different threads run in parallel: the core releases
+    the GIL)."""

@@ -28,6 +28,8 @@ cdef inline int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
 
 
 cdef inline int buf_append(Buf* b, const void* src, Py_ssize_t n) noexcept nogil:
+    if n <= 0:       # memcpy with a NULL source or destination is undefined even for 0 bytes
+        return 0
     if b.len + n > b.cap:
         if buf_grow(b, b.len + n) < 0:
             return -1

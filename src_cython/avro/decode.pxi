@@ -106,10 +106,20 @@ cdef void _free_wplan(WPlan* p) noexcept nogil:
     buf_free(&p.syms)
 
 
+cdef inline Py_ssize_t _id_slot(int32_t sid, Py_ssize_t cap) noexcept nogil:
+    """Home slot of a schema id (Fibonacci hashing: consecutive ids spread out)."""
+    return <Py_ssize_t>(((<uint64_t><uint32_t>sid) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
+
+
 cdef class AvroPlan(OpenPlan):
     cdef WPlan* wplans
     cdef int nwplans
     cdef int wcap
+    # schema id -> plan index, open addressing (a registry can hand out any number of ids: a
+    # linear scan per message made decoding quadratic in them)
+    cdef int32_t* wslot_id
+    cdef int* wslot_plan         # -1: empty
+    cdef Py_ssize_t wslot_cap
     cdef Buf keys
     cdef Buf scratch
     cdef int extra_error
@@ -133,6 +143,13 @@ cdef class AvroPlan(OpenPlan):
     cdef const uint8_t** vptr
     cdef Py_ssize_t* vlen
     cdef Py_ssize_t pcap
+    # run() (list input: the front end's one-off messages) points at its own arrays, so the
+    # batch prepared by prepare_arrow stays valid and is never re-read per one-off message
+    cdef const uint8_t** list_kptr
+    cdef Py_ssize_t* list_klen
+    cdef const uint8_t** list_vptr
+    cdef Py_ssize_t* list_vlen
+    cdef Py_ssize_t list_pcap
 
     def __cinit__(self, cfg):
         self.extra_error = cfg.extra_columns == "error"
@@ -149,21 +166,34 @@ cdef class AvroPlan(OpenPlan):
         for i in range(self.nwplans):
             _free_wplan(&self.wplans[i])
         free(self.wplans)
+        free(self.wslot_id)
+        free(self.wslot_plan)
         buf_free(&self.keys)
         buf_free(&self.scratch)
         free(self.kptr)
         free(self.klen)
         free(self.vptr)
         free(self.vlen)
+        free(self.list_kptr)
+        free(self.list_klen)
+        free(self.list_vptr)
+        free(self.list_vlen)
 
     # ------------------------------------------------------------------ plans
     def register(self, ws):
+        self._claim()
+        try:
+            return self._register_body(ws)
+        finally:
+            self.busy = 0
+
+    cdef object _register_body(self, ws):
         """Compile one writer schema (ticdc_fast.avro.schema.WriterSchema)."""
         cdef WPlan* p
         cdef int k
-        for k in range(self.nwplans):
-            if self.wplans[k].schema_id == ws.schema_id:
-                return
+        if self._find_wplan(ws.schema_id) >= 0:
+            return
+        self._reserve_id_slots(self.nwplans + 1)
         if self.nwplans == self.wcap:
             self.wcap = self.wcap * 2 + 8
             p = <WPlan*>realloc(self.wplans, self.wcap * sizeof(WPlan))
@@ -239,7 +269,43 @@ cdef class AvroPlan(OpenPlan):
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
             raise MemoryError()
+        self._put_id_slot(p.schema_id, self.nwplans)
         self.nwplans += 1
+
+    cdef int _reserve_id_slots(self, Py_ssize_t n) except -1:
+        """Room for n ids at a load factor of at most 1/2 (rehashing every plan when growing)."""
+        cdef Py_ssize_t cap = self.wslot_cap, k
+        cdef int32_t* ids
+        cdef int* plans
+        if 2 * n <= cap:
+            return 0
+        if cap == 0:
+            cap = 16
+        while 2 * n > cap:
+            cap *= 2
+        ids = <int32_t*>malloc(cap * sizeof(int32_t))
+        plans = <int*>malloc(cap * sizeof(int))
+        if ids == NULL or plans == NULL:
+            free(ids)
+            free(plans)
+            raise MemoryError()
+        free(self.wslot_id)
+        free(self.wslot_plan)
+        self.wslot_id = ids
+        self.wslot_plan = plans
+        self.wslot_cap = cap
+        for k in range(cap):
+            plans[k] = -1
+        for k in range(self.nwplans):
+            self._put_id_slot(self.wplans[k].schema_id, <int>k)
+        return 0
+
+    cdef void _put_id_slot(self, int32_t sid, int plan) noexcept nogil:
+        cdef Py_ssize_t s = _id_slot(sid, self.wslot_cap)
+        while self.wslot_plan[s] >= 0:
+            s = (s + 1) & (self.wslot_cap - 1)
+        self.wslot_id[s] = sid
+        self.wslot_plan[s] = plan
 
     cdef int _direct_kind(self, WPlan* p, int k):
         """D_* for a top-level column whose every non-null branch can be written straight to its
@@ -315,10 +381,14 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     cdef int _find_wplan(self, int32_t sid) noexcept nogil:
-        cdef int k
-        for k in range(self.nwplans):
-            if self.wplans[k].schema_id == sid:
-                return k
+        cdef Py_ssize_t s
+        if self.wslot_cap == 0:
+            return -1
+        s = _id_slot(sid, self.wslot_cap)
+        while self.wslot_plan[s] >= 0:
+            if self.wslot_id[s] == sid:
+                return self.wslot_plan[s]
+            s = (s + 1) & (self.wslot_cap - 1)
         return -1
 
     # ------------------------------------------------------------------ outputs
@@ -345,11 +415,25 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     def reset(self):
+        self._claim()
+        try:
+            return self._reset_body()
+        finally:
+            self.busy = 0
+
+    cdef object _reset_body(self):
         self._free_outputs()
         self._free_avro_outputs()
         self.started = 0
 
     def finish(self, fields):
+        self._claim()
+        try:
+            return self._finish_body(fields)
+        finally:
+            self.busy = 0
+
+    cdef object _finish_body(self, fields):
         cdef int j, w
         self._begin(16, 64)
         by = {"_op": var_to_array(&self.c_op, pa.string()),
@@ -376,10 +460,17 @@ cdef class AvroPlan(OpenPlan):
             by["before"] = _map_to_array(&self.c_before)
             by["_key"] = _map_to_array(&self.c_keymap)
         msg = fix_to_array(&self.c_msg, pa.int32())
-        self.reset()
+        self._reset_body()
         return [by[f.name] for f in fields], msg
 
     def append_control(self, row):
+        self._claim()
+        try:
+            return self._append_control_body(row)
+        finally:
+            self.busy = 0
+
+    cdef object _append_control_body(self, row):
         cdef int j, w
         cdef int64_t v64
         cdef int32_t m32
@@ -431,6 +522,13 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     def prepare_arrow(self, keys, values):
+        self._claim()
+        try:
+            return self._prepare_arrow_body(keys, values)
+        finally:
+            self.busy = 0
+
+    cdef object _prepare_arrow_body(self, keys, values):
         """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
         alive until run_prepared is done)."""
         cdef Py_ssize_t n = len(values), k
@@ -440,6 +538,13 @@ cdef class AvroPlan(OpenPlan):
         return n
 
     def run_prepared(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
+        self._claim()
+        try:
+            return self._run_prepared_body(start, n, msg_base)
+        finally:
+            self.busy = 0
+
+    cdef object _run_prepared_body(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
         return self._run_loop(start, n, msg_base)
 
     cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
@@ -472,6 +577,27 @@ cdef class AvroPlan(OpenPlan):
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        self._claim()
+        try:
+            return self._run_body(keys, values, start, msg_base)
+        finally:
+            self.busy = 0
+
+    cdef void _swap_pointer_sets(self) noexcept:
+        self.kptr, self.list_kptr = self.list_kptr, self.kptr
+        self.klen, self.list_klen = self.list_klen, self.klen
+        self.vptr, self.list_vptr = self.list_vptr, self.vptr
+        self.vlen, self.list_vlen = self.list_vlen, self.vlen
+        self.pcap, self.list_pcap = self.list_pcap, self.pcap
+
+    cdef object _run_body(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        self._swap_pointer_sets()
+        try:
+            return self._run_list(keys, values, start, msg_base)
+        finally:
+            self._swap_pointer_sets()
+
+    cdef object _run_list(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base):
         cdef Py_ssize_t n = len(values), k
         self._ensure_ptrs(n)
         for k in range(start, n):
@@ -700,6 +826,7 @@ cdef class AvroPlan(OpenPlan):
         out = <char*>(self.scratch.data + start)
         if b.kind == AV_NULL:
             v.kind = J_NULL
+            v.neg = 0        # not a scratch span (entries are reused across messages)
             return 0
         if b.kind == AV_STRING:
             if avro_string(c, v, err) < 0:
@@ -971,8 +1098,8 @@ cdef class AvroPlan(OpenPlan):
         cdef ColEntry* e
         if self.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
-                    and memcmp(self.keys.data + tp.db_off, self.schema_name_ptr, tp.db_len) == 0
-                    and memcmp(self.keys.data + tp.tbl_off, self.table_name_ptr, tp.tbl_len) == 0):
+                    and bytes_eq(<const uint8_t*>(self.keys.data + tp.db_off), <const uint8_t*>(self.schema_name_ptr), tp.db_len)
+                    and bytes_eq(<const uint8_t*>(self.keys.data + tp.tbl_off), <const uint8_t*>(self.table_name_ptr), tp.tbl_len)):
                 return RUN_OK
             if self.extra_error and tp != NULL and not tp.extra_checked:
                 e = NULL

@@ -64,7 +64,8 @@ cdef inline bint bytes_eq(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noex
 cdef inline void set_column(Err* err, const uint8_t* name, Py_ssize_t n) noexcept nogil:
     if n > 255:
         n = 255
-    memcpy(err.column, name, n)
+    if n > 0:
+        memcpy(err.column, name, n)
     err.column_len = n
     err.has_column = 1
 

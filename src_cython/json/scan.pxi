@@ -127,6 +127,7 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
     s.off = c.pos - c.start
     s.esc = 0
     s.ascii = 1
+    s.neg = 0        # every field set: spans live in reused entry arrays (see _fix_scratch_spans)
     s.kind = J_STR
     while True:
         # The common case: runs of plain bytes, 8 at a time (SWAR: any '"', '\\', byte < 0x20 or
@@ -274,6 +275,8 @@ cdef int scan_number(Cur* c, Span* s, Err* err) noexcept nogil:
     s.p = p
     s.off = p - c.start
     s.kind = J_INT
+    s.esc = 0
+    s.ascii = 1
     s.neg = 0
     if p < e and p[0] == 45:
         s.neg = 1
@@ -315,6 +318,9 @@ cdef int scan_number(Cur* c, Span* s, Err* err) noexcept nogil:
 cdef inline int scan_literal(Cur* c, Span* s, const char* lit, int n, int kind, Err* err) noexcept nogil:
     s.p = c.pos
     s.off = c.pos - c.start
+    s.esc = 0
+    s.ascii = 1
+    s.neg = 0
     if c.end - c.pos < n or memcmp(c.pos, lit, n) != 0:
         return fail(err, c, "malformed JSON: invalid literal")
     c.pos += n
@@ -406,6 +412,9 @@ cdef int scan_value(Cur* c, Span* s, int depth, Err* err) noexcept nogil:
         s.p = c.pos
         s.off = c.pos - c.start
         s.kind = J_OBJ if ch == 123 else J_ARR
+        s.esc = 0
+        s.ascii = 1
+        s.neg = 0
         if skip_container(c, depth, err) < 0:
             return -1
         s.n = c.pos - s.p
@@ -507,7 +516,7 @@ cdef int _escaped_key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept 
     tmp.cap = 0
     if json_unescape(k.p, k.n, &tmp) < 0:
         return 0
-    eq = tmp.len == n and memcmp(tmp.data, lit, n) == 0
+    eq = tmp.len == n and bytes_eq(<const uint8_t*>(tmp.data), <const uint8_t*>(lit), n)
     buf_free(&tmp)
     return eq
 

@@ -196,6 +196,18 @@ cdef class OpenPlan:
     cdef FixCol* t_fix
     cdef VarCol* t_var
     cdef object target_types
+    # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
+    # a second thread gets DecoderBusyError at once instead of sharing the buffers.
+    cdef int busy
+
+    cdef int _claim(self) except -1:
+        # checked and set with the GIL held, so two threads cannot both pass
+        if self.busy:
+            raise DecoderBusyError(
+                "this decoder is already decoding in another thread; a decoder is not thread-safe: "
+                "use one decoder per thread")
+        self.busy = 1
+        return 0
 
     def __cinit__(self, cfg):
         cdef int j
@@ -330,6 +342,13 @@ cdef class OpenPlan:
 
     # ------------------------------------------------------------------ python entry
     def decode(self, kbuf, koff, vbuf, voff):
+        self._claim()
+        try:
+            return self._decode_body(kbuf, koff, vbuf, voff)
+        finally:
+            self.busy = 0
+
+    cdef object _decode_body(self, kbuf, koff, vbuf, voff):
         cdef const uint8_t[::1] kb = memoryview(kbuf).cast("B") if len(kbuf) else b"\0"
         cdef const uint8_t[::1] vb = memoryview(vbuf).cast("B") if len(vbuf) else b"\0"
         cdef const int64_t[::1] ko = memoryview(koff.buffers()[1]).cast("q")[koff.offset:koff.offset + len(koff)]
@@ -606,7 +625,7 @@ cdef class OpenPlan:
                 if v.kind == J_INT:
                     if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -2147483648LL, 2147483647ULL):
                         return fail_at(err, v.off, "DDL type is not an int32")
-                    qt[0] = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+                    qt[0] = int_value(&iv)
                     has_qt[0] = 1
                 elif v.kind == J_NULL:
                     has_qt[0] = 0
@@ -694,7 +713,7 @@ cdef class OpenPlan:
             o = &img.cols[self.dd_idx[s]]
             if o.hash == e.hash and o.name_len == e.name_len:
                 b = self._name_ptr(o)
-                if memcmp(a, b, e.name_len) == 0:
+                if bytes_eq(<const uint8_t*>(a), <const uint8_t*>(b), e.name_len):
                     o.v = e.v
                     o.t = e.t
                     o.f = e.f
@@ -1048,7 +1067,7 @@ cdef class OpenPlan:
             if j < 0:
                 return -1
             if self.tname_hash[j] == h and self.tname_off[j + 1] - self.tname_off[j] == n \
-                    and memcmp(self.target_names.data + self.tname_off[j], name, n) == 0:
+                    and bytes_eq(<const uint8_t*>(self.target_names.data + self.tname_off[j]), <const uint8_t*>(name), n):
                 return j
             s = (s + 1) & (self.tslot_cap - 1)
 
@@ -1061,7 +1080,7 @@ cdef class OpenPlan:
             if j < 0:
                 return -1
             if self.tname_hash[j] == e.hash and self.tname_off[j + 1] - self.tname_off[j] == e.name_len \
-                    and memcmp(self.target_names.data + self.tname_off[j], np, e.name_len) == 0:
+                    and bytes_eq(<const uint8_t*>(self.target_names.data + self.tname_off[j]), <const uint8_t*>(np), e.name_len):
                 return j
             s = (s + 1) & (self.tslot_cap - 1)
 
@@ -1086,7 +1105,7 @@ cdef class OpenPlan:
         writer_range(w, &lo, &hi)
         if not int_in_range(iv, lo, hi):
             return fail_at(err, off, "integer out of range for the target type")
-        v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+        v64 = int_value(iv)
         if w == W_INT8 or w == W_UINT8:
             i8 = <int8_t>v64
             return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -2
@@ -1264,7 +1283,7 @@ cdef class OpenPlan:
             writer_range(w, &lo, &hi)
             if not int_in_range(&iv, lo, hi):
                 return fail_at(err, e.v.off, "integer out of range for the target type")
-            v64 = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+            v64 = int_value(&iv)
             if w == W_INT8 or w == W_UINT8:
                 i8 = <int8_t>v64
                 if fix_push(fc, &i8) < 0:
@@ -1569,7 +1588,7 @@ cdef int _key_int(const Span* v, int64_t* out, int* has, Err* err) noexcept nogi
     if v.kind == J_INT:
         if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
             return fail_at(err, v.off, "event key field out of int64 range")
-        out[0] = -<int64_t>iv.mag if iv.neg else <int64_t>iv.mag
+        out[0] = int_value(&iv)
         has[0] = 1
     elif v.kind == J_NULL:
         has[0] = 0
@@ -1600,7 +1619,7 @@ cdef int _span_equals(const Span* s, const char* e, Py_ssize_t n, Buf* tmp) noex
     tmp.len = 0
     if json_unescape(s.p, s.n, tmp) < 0:
         return 0
-    return tmp.len == n and memcmp(tmp.data, e, n) == 0
+    return tmp.len == n and bytes_eq(<const uint8_t*>(tmp.data), <const uint8_t*>(e), n)
 
 
 cdef object _map_to_array(MapCol* m):

@@ -9,6 +9,9 @@ cdef enum:
     RUN_STOP = 1
 
 cdef enum:
+    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (SimplePlan.bad_zone)
+
+cdef enum:
     AVRO_MESSAGE_BRANCH = 11
     AVRO_TYPE_DML = 3
 
@@ -137,18 +140,28 @@ cdef class SimplePlan(OpenPlan):
     cdef TablePlan* plans
     cdef int nplans
     cdef int plans_cap
+    cdef int* pslot              # open addressing over plan hashes -> plan index, -1 empty
+    cdef Py_ssize_t pslot_cap
     cdef Buf keys                # database/table bytes of every plan
     cdef Buf elems               # enum/set element names
     cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
-    # zones named by TIMESTAMP values
-    cdef list zone_names
-    cdef Buf zone_keys
-    cdef Py_ssize_t* zone_key_off
+    # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
+    # are no zone are kept too, so values using them fail where converted, but only the last
+    # BAD_ZONE_SLOTS of them: each message may name a new one
+    cdef list zone_names         # per zone index
+    cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
+    cdef Py_ssize_t* zone_key_len
+    cdef uint64_t* zone_hash
     cdef int64_t** zone_bounds
     cdef int64_t** zone_offsets
-    cdef Py_ssize_t* zone_n
+    cdef Py_ssize_t* zone_n      # transitions; -1: the name is no zone
     cdef int nzones
+    cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
+    cdef Py_ssize_t zslot_cap
+    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
+    cdef int nbad
+    cdef int bad_next
     cdef public object pending_zone
     # extra output columns
     cdef VarCol c_ddl_type2
@@ -198,15 +211,19 @@ cdef class SimplePlan(OpenPlan):
         for i in range(self.nplans):
             _free_table_plan(&self.plans[i])
         free(self.plans)
+        free(self.pslot)
         buf_free(&self.keys)
         buf_free(&self.elems)
         buf_free(&self.elem_off_buf)
         buf_free(&self.avro_scratch)
-        buf_free(&self.zone_keys)
         for i in range(self.nzones):
             free(self.zone_bounds[i])
             free(self.zone_offsets[i])
-        free(self.zone_key_off)
+            free(self.zone_key[i])
+        free(self.zone_key)
+        free(self.zone_key_len)
+        free(self.zone_hash)
+        free(self.zslot)
         free(self.zone_bounds)
         free(self.zone_offsets)
         free(self.zone_n)
@@ -215,6 +232,13 @@ cdef class SimplePlan(OpenPlan):
 
     # ------------------------------------------------------------------ plans
     def register(self, ts):
+        self._claim()
+        try:
+            return self._register_body(ts)
+        finally:
+            self.busy = 0
+
+    cdef object _register_body(self, ts):
         """Compile a TableSchema once; DML of (database, table, version) then decodes in C."""
         cdef TablePlan* p
         cdef int k, j, ncols = len(ts.columns)
@@ -224,9 +248,10 @@ cdef class SimplePlan(OpenPlan):
         for k in range(self.nplans):
             p = &self.plans[k]
             if p.version == <uint64_t>ts.version and p.db_len == len(db) and p.tbl_len == len(tb) \
-                    and memcmp(self.keys.data + p.db_off, <const char*>db, len(db)) == 0 \
-                    and memcmp(self.keys.data + p.tbl_off, <const char*>tb, len(tb)) == 0:
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(<const char*>db), len(db)) \
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(<const char*>tb), len(tb)):
                 return   # schemas are immutable per version
+        self._reserve_plan_slots(self.nplans + 1)
         if self.nplans == self.plans_cap:
             self.plans_cap = self.plans_cap * 2 + 8
             p = <TablePlan*>realloc(self.plans, self.plans_cap * sizeof(TablePlan))
@@ -271,6 +296,7 @@ cdef class SimplePlan(OpenPlan):
             p.slot[k] = -1
         for k in range(self.ntargets):
             p.tcol[k] = -1
+        self._put_plan_slot(self.nplans)
         self.nplans += 1
         for j, col in enumerate(ts.columns):
             p.type_code[j] = col.type_code
@@ -312,23 +338,51 @@ cdef class SimplePlan(OpenPlan):
         return list(self.zone_names)
 
     def add_zone(self, name, known=True):
+        self._claim()
+        try:
+            return self._add_zone_body(name, known)
+        finally:
+            self.busy = 0
+
+    cdef object _add_zone_body(self, name, known=True):
         """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
         registers a name that is no zone: values using it fail only where they are converted
         (as in the twin), so an unused image or column does not fail the message."""
         from ticdc_fast.timezones import local_table
         bounds, offsets = local_table(name) if known else ((), ())
-        cdef int z = self.nzones
+        cdef int z
         cdef Py_ssize_t k, n = len(bounds)
         cdef bytes nb = name.encode("utf-8")
-        self.zone_key_off = <Py_ssize_t*>realloc(self.zone_key_off, (z + 2) * sizeof(Py_ssize_t))
-        self.zone_bounds = <int64_t**>realloc(self.zone_bounds, (z + 1) * sizeof(int64_t*))
-        self.zone_offsets = <int64_t**>realloc(self.zone_offsets, (z + 1) * sizeof(int64_t*))
-        self.zone_n = <Py_ssize_t*>realloc(self.zone_n, (z + 1) * sizeof(Py_ssize_t))
-        if not (self.zone_key_off and self.zone_bounds and self.zone_offsets and self.zone_n):
+        cdef uint8_t* key
+        if self._find_zone(<const uint8_t*><const char*>nb, len(nb)) >= 0:
+            return
+        key = <uint8_t*>malloc(max(len(nb), 1))
+        if key == NULL:
             raise MemoryError()
-        self.zone_key_off[z] = self.zone_keys.len
-        buf_append(&self.zone_keys, <const char*>nb, len(nb))
-        self.zone_key_off[z + 1] = self.zone_keys.len
+        memcpy(key, <const char*>nb, len(nb))
+        if not known and self.nbad == BAD_ZONE_SLOTS:
+            # forget the oldest name that is no zone, reuse its index
+            z = self.bad_zone[self.bad_next]
+            free(self.zone_key[z])
+            free(self.zone_bounds[z])
+            free(self.zone_offsets[z])
+            self.zone_names[z] = name
+        else:
+            z = self.nzones
+            if self._grow_zones(z + 1) < 0:
+                free(key)
+                raise MemoryError()
+            self.nzones += 1
+            self.zone_names.append(name)
+            if not known:
+                self.nbad += 1
+        if not known:
+            self.bad_zone[self.bad_next] = z
+            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
+        self.zone_key[z] = key
+        self.zone_key_len[z] = len(nb)
+        self.zone_hash[z] = fnv1a(key, len(nb))
+        self.zone_n[z] = n if known else -1
         self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
@@ -336,22 +390,107 @@ cdef class SimplePlan(OpenPlan):
         for k in range(n):
             self.zone_bounds[z][k] = bounds[k]
             self.zone_offsets[z][k] = offsets[k]
-        self.zone_n[z] = n if known else -1
-        self.nzones += 1
-        self.zone_names.append(name)
+        self._index_zones()
+
+    cdef int _grow_zones(self, Py_ssize_t n) except -1:
+        cdef void* p
+        p = realloc(self.zone_key, n * sizeof(uint8_t*))
+        if p == NULL:
+            return -1
+        self.zone_key = <uint8_t**>p
+        p = realloc(self.zone_key_len, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_key_len = <Py_ssize_t*>p
+        p = realloc(self.zone_hash, n * sizeof(uint64_t))
+        if p == NULL:
+            return -1
+        self.zone_hash = <uint64_t*>p
+        p = realloc(self.zone_bounds, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_bounds = <int64_t**>p
+        p = realloc(self.zone_offsets, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_offsets = <int64_t**>p
+        p = realloc(self.zone_n, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_n = <Py_ssize_t*>p
+        return 0
+
+    cdef int _index_zones(self) except -1:
+        """Rebuild the name index (after a zone is added or a forgotten name replaced: a few
+        hundred entries at most, and only when a message names a zone not seen before)."""
+        cdef Py_ssize_t cap = 16, s
+        cdef int z
+        while cap < 2 * self.nzones:
+            cap *= 2
+        if cap != self.zslot_cap:
+            free(self.zslot)
+            self.zslot = <int*>malloc(cap * sizeof(int))
+            self.zslot_cap = cap if self.zslot != NULL else 0
+            if self.zslot == NULL:
+                raise MemoryError()
+        for s in range(cap):
+            self.zslot[s] = -1
+        for z in range(self.nzones):
+            s = _hash_slot(self.zone_hash[z], cap)
+            while self.zslot[s] >= 0:
+                s = (s + 1) & (cap - 1)
+            self.zslot[s] = z
+        return 0
+
+    cdef int _reserve_plan_slots(self, Py_ssize_t n) except -1:
+        """Room for n plans at a load factor of at most 1/2 (rehashing every plan when growing)."""
+        cdef Py_ssize_t cap = self.pslot_cap, k
+        cdef int* slots
+        if 2 * n <= cap:
+            return 0
+        if cap == 0:
+            cap = 16
+        while 2 * n > cap:
+            cap *= 2
+        slots = <int*>malloc(cap * sizeof(int))
+        if slots == NULL:
+            raise MemoryError()
+        free(self.pslot)
+        self.pslot = slots
+        self.pslot_cap = cap
+        for k in range(cap):
+            slots[k] = -1
+        for k in range(self.nplans):
+            self._put_plan_slot(<int>k)
+        return 0
+
+    cdef void _put_plan_slot(self, int k) noexcept nogil:
+        cdef Py_ssize_t s = _hash_slot(self.plans[k].hash, self.pslot_cap)
+        while self.pslot[s] >= 0:
+            s = (s + 1) & (self.pslot_cap - 1)
+        self.pslot[s] = k
 
     cdef int _find_plan(self, const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
                         uint64_t version) noexcept nogil:
+        """Plan of (database, table, version) by hash: many tables and versions cost no more per
+        message than one."""
         cdef uint64_t h = _plan_hash(db, dbn, tb, tbn, version)
         cdef int k
+        cdef Py_ssize_t s
         cdef TablePlan* p
-        for k in range(self.nplans):
+        if self.pslot_cap == 0:
+            return -1
+        s = _hash_slot(h, self.pslot_cap)
+        while True:
+            k = self.pslot[s]
+            if k < 0:
+                return -1
             p = &self.plans[k]
             if p.hash == h and p.version == version and p.db_len == dbn and p.tbl_len == tbn \
-                    and memcmp(self.keys.data + p.db_off, db, dbn) == 0 \
-                    and memcmp(self.keys.data + p.tbl_off, tb, tbn) == 0:
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(db), dbn) \
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(tb), tbn):
                 return k
-        return -1
+            s = (s + 1) & (self.pslot_cap - 1)
 
     cdef int _find_column(self, TablePlan* p, const uint8_t* name, Py_ssize_t n, uint64_t h) noexcept nogil:
         cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(p.slot_cap - 1))
@@ -361,7 +500,7 @@ cdef class SimplePlan(OpenPlan):
             if j < 0:
                 return -1
             if p.name_hash[j] == h and p.name_off[j + 1] - p.name_off[j] == n \
-                    and memcmp(p.names.data + p.name_off[j], name, n) == 0:
+                    and bytes_eq(<const uint8_t*>(p.names.data + p.name_off[j]), <const uint8_t*>(name), n):
                 return j
             s = (s + 1) & (p.slot_cap - 1)
 
@@ -432,12 +571,20 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h
+        cdef Py_ssize_t s
         cdef int z
-        for z in range(self.nzones):
-            if self.zone_key_off[z + 1] - self.zone_key_off[z] == n \
-                    and memcmp(self.zone_keys.data + self.zone_key_off[z], name, n) == 0:
+        if self.zslot_cap == 0:
+            return -1
+        h = fnv1a(name, n)
+        s = _hash_slot(h, self.zslot_cap)
+        while True:
+            z = self.zslot[s]
+            if z < 0:
+                return -1
+            if self.zone_hash[z] == h and self.zone_key_len[z] == n and bytes_eq(self.zone_key[z], name, n):
                 return z
-        return -1
+            s = (s + 1) & (self.zslot_cap - 1)
 
     # ------------------------------------------------------------------ outputs
     cdef void _free_simple_outputs(self) noexcept nogil:
@@ -469,6 +616,13 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     def finish(self, fields):
+        self._claim()
+        try:
+            return self._finish_body(fields)
+        finally:
+            self.busy = 0
+
+    cdef object _finish_body(self, fields):
         cdef int j, w
         self._begin(16, 64)
         by = {}
@@ -508,6 +662,13 @@ cdef class SimplePlan(OpenPlan):
         return [by[f.name] for f in fields], msg
 
     def reset(self):
+        self._claim()
+        try:
+            return self._reset_body()
+        finally:
+            self.busy = 0
+
+    cdef object _reset_body(self):
         """Drop the rows of a batch that failed."""
         self._free_outputs()
         self._free_simple_outputs()
@@ -519,6 +680,13 @@ cdef class SimplePlan(OpenPlan):
         return [t.name for t in self._targets]
 
     def append_control(self, row):
+        self._claim()
+        try:
+            return self._append_control_body(row)
+        finally:
+            self.busy = 0
+
+    cdef object _append_control_body(self, row):
         """One control / undecodable row (Python values; rare)."""
         cdef int j, w
         cdef int64_t v64
@@ -559,6 +727,13 @@ cdef class SimplePlan(OpenPlan):
 
     # ------------------------------------------------------------------ the hot loop
     def run(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        self._claim()
+        try:
+            return self._run_body(values, start, msg_base)
+        finally:
+            self.busy = 0
+
+    cdef object _run_body(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
         """Decode values[start:] while they are DML with registered schemas; return the index of
         the first message left to the caller.  ``values`` is a list of bytes or a large_binary
         Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
@@ -631,16 +806,30 @@ cdef class SimplePlan(OpenPlan):
             if not utf8_valid(p, n):
                 return fail_at(err, 0, "malformed JSON: invalid UTF-8")
             rc = self._json_dml(&c, &d, err)
+            if rc != RUN_OK:
+                # the one-pass reader judged members as they came; a repeated key must be judged
+                # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
+                # rejected is read again that way, and that answer stands
+                memset(&d, 0, sizeof(DmlInfo))
+                d.plan = -1
+                memset(err, 0, sizeof(Err))
+                err.msg = msg
+                err.part = PART_VALUE
+                c.pos = p
+                rc = self._json_dml_last_wins(&c, &d, err)
         if rc != RUN_OK:
             return rc
         return self._emit_dml(&d, msg, err)
 
     # ---- JSON
     cdef int _json_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
+        """One pass that takes members as they come (data/old parsed in place with the plan).  It
+        gives up (RUN_STOP) on a repeated key, so _json_dml_last_wins decides such messages."""
         cdef Span name, v
         cdef int r
         cdef IntVal iv
         cdef int direct = 0, which, rc, kid, epos = 0
+        cdef uint32_t seen = 0
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return RUN_STOP   # not an object: the slow path reports it
@@ -667,6 +856,10 @@ cdef class SimplePlan(OpenPlan):
                 if epos < ENV_SEQ_MAX:
                     self.env_seq[epos] = kid
             epos += 1
+            if kid >= 0:
+                if seen & (1U << kid):
+                    return RUN_STOP     # a repeated key: the last copy wins (JSON, Go)
+                seen |= 1U << kid
             # Go writes database/table/schemaVersion/type before data/old: with the plan known,
             # parse the image right here instead of skipping it and parsing it again
             which = -1
@@ -693,76 +886,25 @@ cdef class SimplePlan(OpenPlan):
                 continue
             if scan_value(c, &v, 2, err) < 0:
                 return -1
-            if kid == EK_TYPE:
-                if v.kind != J_STR:
-                    return RUN_STOP
-                d.type = v
-            elif kid == EK_DATABASE:
-                if v.kind != J_STR:
-                    return RUN_STOP
-                d.database = v
-            elif kid == EK_TABLE:
-                if v.kind != J_STR:
-                    return RUN_STOP
-                d.table = v
-            elif kid == EK_DATA:
+            if kid == EK_DATA:
                 direct &= ~1
-                if v.kind == J_OBJ:
-                    d.data_span = v
-                    d.has_data = 1
-                elif v.kind == J_NULL:
-                    d.has_data = 0
-                else:
-                    return RUN_STOP
             elif kid == EK_OLD:
                 direct &= ~2
-                if v.kind == J_OBJ:
-                    d.old_span = v
-                    d.has_old = 1
-                elif v.kind == J_NULL:
-                    d.has_old = 0
-                else:
-                    return RUN_STOP
-            elif kid == EK_COMMITTS:
-                if _json_u64(&v, &d.commit_ts) < 0:
-                    return RUN_STOP
-                d.has_commit_ts = 1
-            elif kid == EK_SCHEMAVERSION:
-                if _json_u64(&v, &d.schema_version) < 0:
-                    return RUN_STOP
-                d.has_version = 1
-            elif kid == EK_TABLEID:
-                if _json_u64(&v, &d.table_id) < 0:
-                    return RUN_STOP
-                d.has_table_id = 1
-            elif kid == EK_BUILDTS:
-                if _json_u64(&v, &d.build_ts) < 0:
-                    return RUN_STOP
-                d.has_build_ts = 1
-            elif kid == EK_CLAIMCHECKLOCATION:
-                if v.kind == J_STR:
-                    d.ccl = v
-                elif v.kind != J_NULL:
-                    return RUN_STOP
-            elif kid == EK_HANDLEKEYONLY:
-                if v.kind == J_TRUE:
-                    d.hko = 1
-                elif v.kind != J_FALSE and v.kind != J_NULL:
-                    return RUN_STOP
-            elif kid == EK_CHECKSUM:
-                if v.kind == J_OBJ:
-                    if self._json_checksum(&v, d, err) != 0:
-                        return RUN_STOP
-                elif v.kind != J_NULL:
-                    return RUN_STOP
-            elif kid == EK_TABLESCHEMA or kid == EK_PRETABLESCHEMA or kid == EK_SQL:
-                return RUN_STOP
+            if kid >= 0:
+                rc = _envelope_value(self, kid, &v, d, err)
+                if rc != RUN_OK:
+                    return rc
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
         if doc_end(c, err) < 0:
             return -1
+        return self._json_dml_checked(c, d, direct, err)
+
+    cdef int _json_dml_checked(self, Cur* c, DmlInfo* d, int direct, Err* err) noexcept nogil:
+        """The envelope is read: a DML of a known schema has its images (those not parsed in
+        place, `direct`) parsed now; anything else stops for the slow path."""
         if not (d.has_data or d.has_old) or d.database.kind != J_STR or d.table.kind != J_STR \
                 or d.type.kind != J_STR or not d.has_commit_ts or not d.has_version:
             return RUN_STOP
@@ -790,6 +932,45 @@ cdef class SimplePlan(OpenPlan):
         _fix_scratch_spans(&self.images[IMG_P], self.avro_scratch.data)
         return RUN_OK
 
+    cdef int _json_dml_last_wins(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
+        """The envelope read as JSON (and Go's decoder) reads it: every member scanned, a repeated
+        key's last copy the only one interpreted, images parsed from their final spans."""
+        cdef Span name, v
+        cdef Span last[16]
+        cdef uint32_t present = 0
+        cdef int r, kid, rc
+        skip_ws(c)
+        if c.pos >= c.end or c.pos[0] != 123:
+            return RUN_STOP
+        self.names.len = 0
+        self.avro_scratch.len = 0
+        self.images[IMG_U].present = 0
+        self.images[IMG_P].present = 0
+        r = obj_open(c, err)
+        if r < 0:
+            return -1
+        while r == 0:
+            if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
+                return -1
+            kid = key_id(&name, ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS)
+            if kid >= 0:
+                last[kid] = v
+                present |= 1U << kid
+            r = obj_next(c, err)
+            if r < 0:
+                return -1
+            r = 1 - r
+        if doc_end(c, err) < 0:
+            return -1
+        for kid in range(ENV_KEYS):
+            if present & (1U << kid):
+                rc = _envelope_value(self, kid, &last[kid], d, err)
+                if rc != RUN_OK:
+                    return rc
+        return self._json_dml_checked(c, d, 0, err)
+
+
+
     cdef int _json_plan_early(self, DmlInfo* d) noexcept nogil:
         """Resolve the plan once database, table, schemaVersion and a DML type were seen."""
         if d.database.kind != J_STR or d.table.kind != J_STR or not d.has_version or d.type.kind != J_STR:
@@ -814,40 +995,54 @@ cdef class SimplePlan(OpenPlan):
             d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
 
     cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
+        """The checksum object, a repeated field's last copy winning: 0, 1 a form left to the
+        slow path, -1 malformed."""
         cdef Cur c
-        cdef Span name, v
+        cdef Span name, v, version, corrupted, current, previous
         cdef int r
         cdef uint64_t u
         c.start = s.p - s.off
         c.pos = s.p
         c.end = s.p + s.n
+        version.kind = J_ABSENT
+        corrupted.kind = J_ABSENT
+        current.kind = J_ABSENT
+        previous.kind = J_ABSENT
         r = obj_open(&c, err)
         if r < 0:
             return -1
-        d.has_ck = 1
         while r == 0:
             if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 3, err) < 0:
                 return -1
             if key_is(&name, b"version", 7):
-                if _json_u64(&v, &u) < 0 or u > 2147483647:
-                    return 1
-                d.ck_version = <int64_t>u
+                version = v
             elif key_is(&name, b"corrupted", 9):
-                if v.kind != J_TRUE and v.kind != J_FALSE:
-                    return 1
-                d.ck_corrupted = v.kind == J_TRUE
+                corrupted = v
             elif key_is(&name, b"current", 7):
-                if _json_u64(&v, &d.ck_current) < 0:
-                    return 1
-                d.ck_current &= 0xFFFFFFFFULL
+                current = v
             elif key_is(&name, b"previous", 8):
-                if _json_u64(&v, &d.ck_previous) < 0:
-                    return 1
-                d.ck_previous &= 0xFFFFFFFFULL
+                previous = v
             r = obj_next(&c, err)
             if r < 0:
                 return -1
             r = 1 - r
+        d.has_ck = 1
+        if version.kind != J_ABSENT:
+            if _json_u64(&version, &u) < 0 or u > 2147483647:
+                return 1
+            d.ck_version = <int64_t>u
+        if corrupted.kind != J_ABSENT:
+            if corrupted.kind != J_TRUE and corrupted.kind != J_FALSE:
+                return 1
+            d.ck_corrupted = corrupted.kind == J_TRUE
+        if current.kind != J_ABSENT:
+            if _json_u64(&current, &d.ck_current) < 0:
+                return 1
+            d.ck_current &= 0xFFFFFFFFULL
+        if previous.kind != J_ABSENT:
+            if _json_u64(&previous, &d.ck_previous) < 0:
+                return 1
+            d.ck_previous &= 0xFFFFFFFFULL
         return 0
 
     cdef int _json_image(self, const Span* s, TablePlan* p, Image* img, Cur* outer, Err* err) noexcept nogil:
@@ -875,7 +1070,8 @@ cdef class SimplePlan(OpenPlan):
         cdef ColEntry* e
         cdef ColEntry* grown
         cdef Cur c = cc[0]
-        cdef Py_ssize_t pos = 0
+        cdef Py_ssize_t pos = 0, k
+        cdef int ts_objects = 0
         self._image_start(p, img)
         r = obj_open(&c, err)
         if r < 0:
@@ -911,9 +1107,9 @@ cdef class SimplePlan(OpenPlan):
                 e.loc.kind = J_ABSENT
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
-                if e.v.kind == J_OBJ and e.t == 7:
-                    if self._json_timestamp(e, err) != 0:
-                        return -1 if err.failed else 1
+                if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+                    _forget_error(err)   # judged again at the end: a later copy may replace it
+                    ts_objects = 1
                 if self._dedupe_column(p, img, e) == 0:
                     img.n += 1
                 r = obj_next(&c, err)
@@ -944,15 +1140,23 @@ cdef class SimplePlan(OpenPlan):
             e.loc.kind = J_ABSENT
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
-            if e.v.kind == J_OBJ and e.t == 7:
-                if self._json_timestamp(e, err) != 0:
-                    return -1 if err.failed else 1
+            if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+                _forget_error(err)
+                ts_objects = 1
             if self._dedupe_column(p, img, e) == 0:
                 img.n += 1
             r = obj_next(&c, err)
             if r < 0:
                 return -1
             r = 1 - r
+        # a TIMESTAMP object that failed is judged again once the image is complete: only a
+        # repeated column's last copy counts (JSON last-wins), as in the twin
+        if ts_objects:
+            for k in range(img.n):
+                e = &img.cols[k]
+                if e.v.kind == J_OBJ and e.t == 7:
+                    if self._json_timestamp(e, err) != 0:
+                        return -1 if err.failed else 1
         cc.pos = c.pos
         return 0
 
@@ -1004,7 +1208,8 @@ cdef class SimplePlan(OpenPlan):
         if z < 0:
             # ask the caller to load the zone, then run again from this message
             err.has_column = 2
-            memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
+            if loc.n > 0:
+                memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
             err.column_len = loc.n if loc.n < 255 else 255
             return 1
         e.loc = loc[0]
@@ -1178,6 +1383,7 @@ cdef class SimplePlan(OpenPlan):
                 out = <char*>(self.avro_scratch.data + start)
                 if idx == 0:
                     e.v.kind = J_NULL
+                    e.v.neg = 0      # not a scratch span (entries are reused across messages)
                 elif idx == 1 or idx == 7:        # long, UnsignedBigint{value: long}
                     if avro_long(c, &lv, err) < 0:
                         return -1
@@ -1279,8 +1485,8 @@ cdef class SimplePlan(OpenPlan):
             return fail_at(err, 0, "buildTs out of int64 range")
         if self.typed:
             if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
-                    and memcmp(self.keys.data + p.db_off, self.schema_name_ptr, p.db_len) == 0
-                    and memcmp(self.keys.data + p.tbl_off, self.table_name_ptr, p.tbl_len) == 0):
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(self.schema_name_ptr), p.db_len)
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(self.table_name_ptr), p.tbl_len)):
                 return RUN_OK
         if var_push(&self.c_op, OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&self.c_ts, &d.commit_ts) < 0:
             return -1
@@ -1360,11 +1566,11 @@ cdef class SimplePlan(OpenPlan):
         return OpenPlan._render(self, e, out, err)
 
     cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
-        cdef Py_ssize_t n = self.zone_key_off[z + 1] - self.zone_key_off[z]
+        cdef Py_ssize_t n = self.zone_key_len[z]
         err.failed = 1
         err.offset = e.v.off
         snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
-                 <const char*>(self.zone_keys.data + self.zone_key_off[z]))
+                 <const char*>self.zone_key[z])
         return -1
 
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
@@ -1533,7 +1739,19 @@ cdef int64_t DAY_US = 86400000000LL
 
 
 cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
-    return k.n == n and memcmp(k.p, lit, n) == 0
+    return k.n == n and bytes_eq(<const uint8_t*>(k.p), <const uint8_t*>(lit), n)
+
+
+cdef inline void _forget_error(Err* err) noexcept nogil:
+    err.failed = 0
+    err.has_column = 0
+    err.column_len = 0
+
+
+cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
+    """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
+    table differ only in their high bits)."""
+    return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
 cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
@@ -1628,3 +1846,71 @@ cdef void _push_py_int(FixCol* col, object v, int width):
     else:
         x = v
         fix_push(col, &x)
+
+
+cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo* d, Err* err) noexcept nogil:
+    """One envelope member's value into d: RUN_OK, or RUN_STOP for a form left to the slow
+    path (control messages, wrong JSON types)."""
+    if kid == EK_TYPE:
+        if v.kind != J_STR:
+            return RUN_STOP
+        d.type = v[0]
+    elif kid == EK_DATABASE:
+        if v.kind != J_STR:
+            return RUN_STOP
+        d.database = v[0]
+    elif kid == EK_TABLE:
+        if v.kind != J_STR:
+            return RUN_STOP
+        d.table = v[0]
+    elif kid == EK_DATA:
+        if v.kind == J_OBJ:
+            d.data_span = v[0]
+            d.has_data = 1
+        elif v.kind == J_NULL:
+            d.has_data = 0
+        else:
+            return RUN_STOP
+    elif kid == EK_OLD:
+        if v.kind == J_OBJ:
+            d.old_span = v[0]
+            d.has_old = 1
+        elif v.kind == J_NULL:
+            d.has_old = 0
+        else:
+            return RUN_STOP
+    elif kid == EK_COMMITTS:
+        if _json_u64(v, &d.commit_ts) < 0:
+            return RUN_STOP
+        d.has_commit_ts = 1
+    elif kid == EK_SCHEMAVERSION:
+        if _json_u64(v, &d.schema_version) < 0:
+            return RUN_STOP
+        d.has_version = 1
+    elif kid == EK_TABLEID:
+        if _json_u64(v, &d.table_id) < 0:
+            return RUN_STOP
+        d.has_table_id = 1
+    elif kid == EK_BUILDTS:
+        if _json_u64(v, &d.build_ts) < 0:
+            return RUN_STOP
+        d.has_build_ts = 1
+    elif kid == EK_CLAIMCHECKLOCATION:
+        if v.kind == J_STR:
+            d.ccl = v[0]
+        elif v.kind != J_NULL:
+            return RUN_STOP
+    elif kid == EK_HANDLEKEYONLY:
+        if v.kind == J_TRUE:
+            d.hko = 1
+        elif v.kind != J_FALSE and v.kind != J_NULL:
+            return RUN_STOP
+    elif kid == EK_CHECKSUM:
+        if v.kind == J_OBJ:
+            if plan._json_checksum(v, d, err) != 0:
+                return RUN_STOP
+        elif v.kind != J_NULL:
+            return RUN_STOP
+    elif kid == EK_TABLESCHEMA or kid == EK_PRETABLESCHEMA or kid == EK_SQL:
+        return RUN_STOP
+    return RUN_OK

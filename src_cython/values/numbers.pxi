@@ -86,6 +86,12 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
     return 0
 
 
+cdef inline int64_t int_value(const IntVal* v) noexcept nogil:
+    """v as an int64 (the caller checked the range).  The sign is applied in unsigned arithmetic:
+    negating the int64 of 2^63 would overflow."""
+    return <int64_t>(<uint64_t>0 - v.mag) if v.neg else <int64_t>v.mag
+
+
 cdef inline int int_in_range(const IntVal* v, int64_t lo, uint64_t hi) noexcept nogil:
     """lo <= v <= hi with lo <= 0."""
     if v.neg:

@@ -10,7 +10,7 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError
-from .._frontend import (TEXT_MAP, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
+from .._frontend import (TEXT_MAP, exclusive, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -87,6 +87,7 @@ class AvroDecoder:
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
+    @exclusive
     def writer_schema(self, schema_id: int):
         """The compiled writer schema of an id (fetched and cached on first use)."""
         ws = self._writers.get(schema_id)
@@ -96,6 +97,7 @@ class AvroDecoder:
             self._rows.register(ws)
         return ws
 
+    @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         if self.implementation == "cython" and is_binary_array(values) and \
                 (keys is None or is_binary_array(keys)):
@@ -147,11 +149,9 @@ class AvroDecoder:
                     break
                 k, v = keys[j].as_py(), values[j].as_py()
                 if self._fetch_schemas(k, v, j):
-                    rows.prepare_arrow(keys, values)
-                    i = j
+                    i = j          # registering a schema leaves the prepared batch in place
                     continue
-                self._slow_message(k, v, j)
-                rows.prepare_arrow(keys, values)
+                self._slow_message(k, v, j)   # run() on lists has its own pointer arrays
                 i = j + 1
             cols, msg_index = rows.finish(self._fields)
         except BaseException:

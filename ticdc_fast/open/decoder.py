@@ -10,8 +10,8 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
-from ..compression import check_compression
-from .._frontend import add_kafka_columns, as_pylist, change_fields, check_extras, with_kafka_fields
+from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
+from .._frontend import add_kafka_columns, exclusive, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..timezones import get_zone, local_table
 from . import reference
@@ -42,6 +42,7 @@ class OpenConfig:
     schema_name: str | None
     table_name: str | None
     control_events: bool
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
 
 def _split_table(table) -> tuple[str, str]:
@@ -70,12 +71,16 @@ class OpenDecoder:
         The changefeed's ``large-message-handle-compression``: ``none``, ``snappy`` or ``lz4``.
     control_events:
         Typed mode only: keep RESOLVED rows and this table's DDL rows (default True).
+    max_message_bytes:
+        With compression: the most bytes the events of one Kafka message may decompress to
+        (default 128 MiB); beyond it the message is a DecodeError, found without allocating more.
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
     """
 
     def __init__(self, *, table=None, schema: pa.Schema | None = None, timezone: str = "UTC",
                  compression: str = "none", control_events: bool = True,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  implementation: str | None = None):
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
@@ -87,7 +92,8 @@ class OpenDecoder:
             schema_name, table_name = _split_table(table)
             targets = compile_targets(schema)
         self.config = OpenConfig(check_compression(compression), timezone, bounds, offsets,
-                                 targets, schema_name, table_name, bool(control_events))
+                                 targets, schema_name, table_name, bool(control_events),
+                                 check_max_message_bytes(max_message_bytes))
         self.implementation = _impl.resolve(implementation)
         if targets is None:
             fields = list(GENERIC_FIELDS)
@@ -104,6 +110,7 @@ class OpenDecoder:
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
+    @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""
         n = len(keys)
@@ -115,7 +122,7 @@ class OpenDecoder:
             vbuf, voff = _contiguous(values, "value")
             if self.config.compression != "none":
                 vbuf, voff = _contiguous(reference.decompress_event_values(
-                    _as_list(vbuf, voff), self.config.compression), "value")
+                    _as_list(vbuf, voff), self.config.compression, self.config.max_message_bytes), "value")
             cols, msg_index = self._core_plan.decode(kbuf, koff, vbuf, voff)
         else:
             cols, msg_index = reference.decode(as_pylist(keys), as_pylist(values), self.config)

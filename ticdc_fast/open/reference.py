@@ -17,6 +17,7 @@ from .. import _constants as C
 from .. import values as V
 from ..errors import DecodeError
 from ..timezones import wall_to_utc_us
+from ..compression import DEFAULT_MAX_MESSAGE_BYTES
 from .framing import decompress_event_values
 
 _U64 = 8
@@ -392,10 +393,10 @@ def _ddl_value(value: bytes, msg: int, vstart: int):
     return q, t
 
 
-def _prepare(keys, values, compression):
+def _prepare(keys, values, compression, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES):
     keys, values = list(keys), list(values)
     if compression != "none" and len(keys) == len(values):
-        values = decompress_event_values(values, compression)
+        values = decompress_event_values(values, compression, max_message_bytes)
     return keys, values
 
 
@@ -415,7 +416,7 @@ def iter_row_columns(keys, values, table: str, compression: str = "none"):
 # ----------------------------------------------------------------------------- decoding
 def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
     """Decode a batch.  Returns (output columns without _partition/_offset, message index per row)."""
-    keys, values = _prepare(keys, values, cfg.compression)
+    keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
     typed = cfg.targets is not None
     op, ts, msg_of_row = [], [], []
     schema_col, table_col, ddl, ddl_type = [], [], [], []

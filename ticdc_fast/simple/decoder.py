@@ -18,9 +18,10 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
-from ..compression import check_compression, decompress
+from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
+                           decompress)
 from ..errors import DecodeError
-from .._frontend import (as_array, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+from .._frontend import (as_array, exclusive, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -32,6 +33,7 @@ from .reference import ReferenceRows
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
+_BAD_ZONES_PER_MESSAGE = 256   # = the core's BAD_ZONE_SLOTS
 
 GENERIC_FIELDS = change_fields() + [
     pa.field("_ddl_type", pa.string()),
@@ -102,6 +104,8 @@ class SimpleDecoder:
         rows are replaced by the full event from the file (``local_claim_check(dir)`` reads files).
     verify_checksum: recompute the row checksums TiCDC sends (``[integrity]``) and raise
         DecodeError on a mismatch or a ``corrupted`` flag (a Python pass per message: opt-in).
+    max_message_bytes: with compression, the most bytes one message (or claim-check file) may
+        decompress to (default 128 MiB); beyond it a DecodeError, found without allocating more.
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -109,7 +113,8 @@ class SimpleDecoder:
                  hold_max_rows: int = 100_000, hold_max_bytes: int = 256 << 20,
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
-                 verify_checksum: bool = False, implementation: str | None = None):
+                 verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 implementation: str | None = None):
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
@@ -132,6 +137,7 @@ class SimpleDecoder:
         self._table = _split_table(table) if table is not None else None
         self._user_schema = schema
         self._compression = check_compression(compression)
+        self._max_message_bytes = check_max_message_bytes(max_message_bytes)
         self._timezone = timezone
         self._control_events = bool(control_events)
         self._rows = None
@@ -180,6 +186,7 @@ class SimpleDecoder:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     # ------------------------------------------------------------------ schema cache
+    @exclusive
     def add_schema(self, obj) -> TableSchema:
         """Seed the cache with a TableSchema (dict, JSON text/bytes, or a BOOTSTRAP/DDL message value).
         Returns the cached TableSchema of its (database, table, version): the first one given, as
@@ -221,6 +228,7 @@ class SimpleDecoder:
         """Number of DML messages waiting for their schema."""
         return len(self._held)
 
+    @exclusive
     def state(self) -> dict:
         """JSON-serialisable state (schemas and held rows) for ``SimpleDecoder(state=...)``."""
         return {
@@ -242,6 +250,7 @@ class SimpleDecoder:
                                     h.get("offset")))
 
     # ------------------------------------------------------------------ decoding
+    @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
 
@@ -318,6 +327,7 @@ class SimpleDecoder:
                 cols.append(_with_held(offs, [m[1] for m in self._extra_meta]).take(idx))
         return pa.RecordBatch.from_arrays(cols, schema=schema)
 
+    @exclusive
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
         """Emit every held row as undecodable (end of stream), emptying the hold queue."""
         self._ensure_built()
@@ -379,8 +389,20 @@ class SimpleDecoder:
                 # the core asked again for a name it has (not valid UTF-8, or too long to pass)
                 raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
             # not a zone: values that use it fail where they are converted, naming their column
+            self._count_bad_zone(msg)
             self._rows.add_zone(zone, known=False)
         return True
+
+    def _count_bad_zone(self, msg) -> None:
+        """The core remembers the last 256 names that are no zone: one message naming more would
+        make it forget one and ask for it again, forever."""
+        where = (self._batch_no, msg)
+        seen = self.__dict__.get("_bad_zones_of")
+        count = seen[1] + 1 if seen and seen[0] == where else 1
+        self._bad_zones_of = (where, count)
+        if count > _BAD_ZONES_PER_MESSAGE:
+            raise DecodeError(f"more than {_BAD_ZONES_PER_MESSAGE} distinct TIMESTAMP locations that "
+                              "are no time zone in one message", msg, 0, part="value")
 
     def _run_one(self, value: bytes, msg: int) -> None:
         """Decode one DML whose schema is known; never let it vanish silently."""
@@ -398,7 +420,7 @@ class SimpleDecoder:
 
     def _decompress(self, v, i):
         try:
-            return decompress(bytes(v), self._compression)
+            return decompress(bytes(v), self._compression, self._max_message_bytes)
         except ValueError as exc:
             raise DecodeError(f"{self._compression} decompression failed: {exc}", i, 0,
                               part="value") from None
