@@ -245,12 +245,9 @@ cdef class SimplePlan(OpenPlan):
         cdef bytes name, db = ts.database.encode(), tb = ts.table.encode()
         cdef Py_ssize_t s
         cdef int64_t off
-        for k in range(self.nplans):
-            p = &self.plans[k]
-            if p.version == <uint64_t>ts.version and p.db_len == len(db) and p.tbl_len == len(tb) \
-                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(<const char*>db), len(db)) \
-                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(<const char*>tb), len(tb)):
-                return   # schemas are immutable per version
+        if self._find_plan(<const uint8_t*><const char*>db, len(db), <const uint8_t*><const char*>tb,
+                           len(tb), <uint64_t>ts.version) >= 0:
+            return   # the first schema of a version stays (TiCDC's decoder keeps it too)
         self._reserve_plan_slots(self.nplans + 1)
         if self.nplans == self.plans_cap:
             self.plans_cap = self.plans_cap * 2 + 8
