@@ -3,6 +3,7 @@
 # (the normal in-place build is left alone) and run tests or the fuzzer against it.
 #
 #   scripts/sanitize.sh build                      # copy the tree, build with TICDC_FAST_SANITIZE=1
+#   scripts/sanitize.sh sync                       # refresh the copy's Python files, no rebuild
 #   scripts/sanitize.sh test [pytest args]         # fuzz + bad-input tests (default) under ASan/UBSan
 #   scripts/sanitize.sh fuzz [scripts/fuzz.py args]  # the long fuzzer under ASan/UBSan
 #   scripts/sanitize.sh python [args]              # any Python command with the sanitizer runtimes
@@ -32,11 +33,18 @@ run() {
         PYTHONPATH="$dir" TICDC_FAST_SANITIZED=1 "$py" "$@"
 }
 
+copy_tree() {
+    mkdir -p "$dir"
+    # tracked and new files of the working tree, not build products
+    (cd "$here" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | (cd "$dir" && tar -xf -)
+}
+
 case "$cmd" in
+    sync)
+        copy_tree
+        ;;
     build)
-        mkdir -p "$dir"
-        # tracked and new files of the working tree, not build products
-        (cd "$here" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | (cd "$dir" && tar -xf -)
+        copy_tree
         (cd "$dir" && TICDC_FAST_SANITIZE=1 "$build_py" setup.py build_ext --inplace --force -q)
         run -c "import ticdc_fast._impl as i; assert i.core is not None; print('sanitized core:', i.core.__file__)"
         ;;
@@ -55,7 +63,7 @@ case "$cmd" in
         run "$@"
         ;;
     *)
-        sed -n '2,14p' "$0" >&2
+        sed -n '2,15p' "$0" >&2
         exit 2
         ;;
 esac

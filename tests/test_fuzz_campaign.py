@@ -121,3 +121,4 @@ def test_crash_signature_prefers_the_sanitizer_summary():
     ub = "src_cython/_core.c:123:4: runtime error: negation of -9223372036854775808 cannot be represented\n"
     assert "runtime error: negation" in fuzz._crash_signature(ub, 1)
     assert fuzz._crash_signature("", -11) == "exit status -11"
+    assert fuzz._crash_signature("Traceback\nValueError: x\n", 1) == "exit status 1: ValueError: x"
