@@ -262,7 +262,11 @@ _HUGE_NUMBERS = ["9223372036854775807", "9223372036854775808", "-922337203685477
                  "1.5", "0.1", "1e-400", "4294967295", "4294967296", "2147483648", "-2147483649", "01", "1e5",
                  "123456789012345678901234567890123456789012345678901234567890123456789",
                  "1" * 400, "0." + "0" * 300 + "1"]
+_INT_EDGES = ["-9223372036854775808", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
+              "18446744073709551615", "18446744073709551616", "-2147483648", "2147483647", "4294967295",
+              "-32768", "65535", "-128", "255", "-0", "0"]
 _ODD_STRINGS = ["", " ", "0", "-1", "null", "true", "9223372036854775808", "18446744073709551616",
+                "-9223372036854775808", "9223372036854775807", "18446744073709551615", "-2147483648",
                 "2024-02-30 25:61:61", "0000-00-00 00:00:00", "9999-12-31 23:59:59.999999",
                 "1970-01-01 00:00:00", "2024-03-10 02:30:00", "838:59:59", "-838:59:59.000001",
                 "1.2.3", "NaN", "Infinity", "1e309", "\u2028", "\x00", "测试", "America", "Etc",
@@ -339,9 +343,15 @@ def mutate_json_tree(tree, rnd: random.Random, n: int):
             new = rnd.choice(others + ["", "x", key.upper() if isinstance(key, str) else "K",
                                        (key or "") + "\x00", Esc(key or "k")])
             container[i] = (new, node)
-        elif op == 7 and isinstance(node, Num):            # number text
-            _set(container, i, Num(rnd.choice(_HUGE_NUMBERS + [node + "0", "-" + node, node + ".0",
-                                                              node + "e3", node[:-1] or "-"])))
+        elif op == 7 and isinstance(node, (Num, str)):     # number text, integer edges first
+            if rnd.random() < 0.5:
+                edge = rnd.choice(_INT_EDGES)
+                _set(container, i, Num(edge) if isinstance(node, Num) else edge)
+            elif isinstance(node, Num):
+                _set(container, i, Num(rnd.choice(_HUGE_NUMBERS + [node + "0", "-" + node, node + ".0",
+                                                                  node + "e3", node[:-1] or "-"])))
+            else:
+                _set(container, i, rnd.choice(_ODD_STRINGS))
         elif op == 8 and isinstance(node, (Obj, list)) and node:   # duplicate / shuffle elements
             if rnd.random() < 0.5:
                 node.insert(rnd.randrange(len(node) + 1), node[rnd.randrange(len(node))])
@@ -1097,6 +1107,21 @@ def replay(path: Path) -> str:
         return f"{f.kind}: {f.signature}\n{f.detail}"
 
 
+def report(out_dir: Path) -> str:
+    """One line per finding directory under ``out_dir``: protocol, kind, signature, first case."""
+    lines = []
+    for sig_file in sorted(Path(out_dir).glob("*/*/signature.txt")):
+        d = sig_file.parent
+        cases = sorted(d.glob("case-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+        first = cases[0] if cases else None
+        n = ""
+        if first is not None:
+            rec = json.loads(first.read_text())
+            n = f"{len(rec['values'])} msg, {sum(len(base64.b64decode(v)) for v in rec['values'] if v)} B"
+        lines.append(f"{d.parent.name}\t{sig_file.read_text().strip()}\t{n}\t{first or d}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="fuzz", description=__doc__.split("\n\n")[0])
@@ -1109,6 +1134,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hang-seconds", type=float, default=120.0)
     ap.add_argument("--minimize", type=float, default=10.0, help="seconds to shrink each finding (0: off)")
     ap.add_argument("--replay", metavar="CASE.json", help="re-run one saved case and print the outcome")
+    ap.add_argument("--report", metavar="DIR", help="list the findings saved under DIR")
     ap.add_argument("--in-process", action="store_true", help="no supervisor (a crash ends the run)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help="first case index")
@@ -1116,6 +1142,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.replay:
         print(replay(Path(a.replay)))
+        return 0
+    if a.report:
+        print(report(Path(a.report)))
         return 0
     protocols = [p.strip() for p in a.protocol.split(",") if p.strip()]
     for p in protocols:
