@@ -1107,6 +1107,32 @@ def replay(path: Path) -> str:
         return f"{f.kind}: {f.signature}\n{f.detail}"
 
 
+def shrink_crash(path: Path, budget: float = 300.0) -> Path:
+    """Shrinks a saved crash case by replaying candidates in subprocesses (same interpreter and
+    environment, so under the sanitizer when run from ``scripts/sanitize.sh``); writes
+    ``<case>.min.json`` beside it and returns its path."""
+    rec = json.loads(Path(path).read_text())
+    case = case_from_record(rec)
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    probe = Path(path).with_suffix(".probe.json")
+
+    def crashes(c: Case) -> bool:
+        probe.write_text(json.dumps(case_record(c)))
+        r = subprocess.run([sys.executable, "-m", "ticdc_fast.testing.fuzz", "--replay", str(probe)],
+                           env=env, capture_output=True, text=True, timeout=600)
+        return r.returncode != 0 and _crash_signature(r.stderr, r.returncode) == rec["signature"]
+
+    small = minimize(case, crashes, budget)
+    probe.unlink(missing_ok=True)
+    out = Path(path).with_suffix(".min.json")
+    small_rec = case_record(small)
+    small_rec.update(kind=rec["kind"], signature=rec["signature"], detail=rec["detail"],
+                     description=small.describe() + " (shrunk)")
+    out.write_text(json.dumps(small_rec, indent=1))
+    return out
+
+
 def report(out_dir: Path) -> str:
     """One line per finding directory under ``out_dir``: protocol, kind, signature, first case."""
     lines = []
@@ -1135,6 +1161,7 @@ def main(argv=None) -> int:
     ap.add_argument("--minimize", type=float, default=10.0, help="seconds to shrink each finding (0: off)")
     ap.add_argument("--replay", metavar="CASE.json", help="re-run one saved case and print the outcome")
     ap.add_argument("--report", metavar="DIR", help="list the findings saved under DIR")
+    ap.add_argument("--shrink-crash", metavar="CASE.json", help="shrink a saved crash case (subprocess replays)")
     ap.add_argument("--in-process", action="store_true", help="no supervisor (a crash ends the run)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help="first case index")
@@ -1142,6 +1169,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.replay:
         print(replay(Path(a.replay)))
+        return 0
+    if a.shrink_crash:
+        print(shrink_crash(Path(a.shrink_crash), a.minimize if a.minimize > 10 else 300.0))
         return 0
     if a.report:
         print(report(Path(a.report)))
