@@ -1138,8 +1138,8 @@ def report(out_dir: Path) -> str:
     lines = []
     for sig_file in sorted(Path(out_dir).glob("*/*/signature.txt")):
         d = sig_file.parent
-        cases = sorted(d.glob("case-*.json"), key=lambda p: int(p.stem.split("-")[1]))
-        first = cases[0] if cases else None
+        cases = sorted(d.glob("case-*.json"), key=lambda p: (".min" not in p.name, int(p.name.split("-")[1].split(".")[0])))
+        first = cases[0] if cases else None      # a shrunk crash case first
         n = ""
         if first is not None:
             rec = json.loads(first.read_text())
