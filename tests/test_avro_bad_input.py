@@ -347,7 +347,12 @@ def test_unknown_tidb_op(impl, op):
     b'{"commitTs": -1}', b'{"commitTs": "5"}', b'{"commitTs": 1.5}', b'{"commitTs": 18446744073709551615}',
     b'{"query": "x"}', b'{"commitTs": 1, "type": "3"}', b'{"commitTs": 1} trailing',
     b'{"query": "\xff\xfe", "commitTs": 1}',
-], ids=lambda b: repr(b)[:30])
+    # fuzz F4: Go string and ActionType fields of other JSON types or out of range
+    b'{"query": 5, "commitTs": 1}', b'{"query": ["x"], "commitTs": 1}', b'{"schema": {}, "commitTs": 1}',
+    b'{"table": true, "commitTs": 1}', b'{"schema": 1.5, "table": "t", "commitTs": 1}',
+    b'{"commitTs": 1, "type": 2147483648}', b'{"commitTs": 1, "type": -2147483649}',
+    b'{"commitTs": 1, "type": 18446744073709551616}', b'{"commitTs": 1, "type": true}',
+], ids=lambda b: repr(b)[:40])
 def test_malformed_ddl_value(impl, body):
     e = _expect(impl, [key(), None], [val(), b"\x01" + body], 1, "value")
     assert e.byte_offset is not None and 0 <= e.byte_offset <= len(body) + 1

@@ -221,8 +221,12 @@ class AvroDecoder:
         if not isinstance(doc, dict):
             raise DecodeError("DDL value is not a JSON object", i, 1, part="value")
         ts, typ = doc.get("commitTs"), doc.get("type")
-        if type(ts) is not int or not 0 <= ts <= _I64 or (typ is not None and type(typ) is not int):
-            raise DecodeError("DDL value has an invalid commitTs or type", i, 1, part="value")
+        if type(ts) is not int or not 0 <= ts <= _I64 or \
+                (typ is not None and (type(typ) is not int or not -(1 << 31) <= typ < (1 << 31))):
+            raise DecodeError("DDL value has an invalid commitTs or type (not an int32)", i, 1, part="value")
+        for name in ("schema", "table", "query"):   # Go strings: absent or null is "", anything else fails
+            if doc.get(name) is not None and type(doc[name]) is not str:
+                raise DecodeError(f"DDL value field {name!r} is not a string", i, 1, part="value")
         schema, table = doc.get("schema") or None, doc.get("table") or None
         cfg = self.config
         if cfg.targets is not None and (not cfg.control_events or (schema, table) != (cfg.schema_name, cfg.table_name)):
