@@ -374,10 +374,9 @@ def mutate_json_tree(tree, rnd: random.Random, n: int):
 
 def mutate_json(data: bytes, rnd: random.Random, n: int) -> bytes:
     try:
-        tree = parse_json(data)
-    except (ValueError, RecursionError):
+        return emit_json(mutate_json_tree(parse_json(data), rnd, n))
+    except (ValueError, RecursionError):      # not JSON, or nested too deep to walk here
         return mutate_bytes(data, rnd, n)
-    return emit_json(mutate_json_tree(tree, rnd, n))
 
 
 # =========================================================================== Avro structure
@@ -959,7 +958,8 @@ class Progress:
     """A file-backed counter the supervisor reads after the worker dies."""
 
     def __init__(self, path: Path):
-        path.write_bytes(b"\xff" * 16)
+        if not path.exists() or path.stat().st_size < 16:
+            path.write_bytes(b"\xff" * 16)
         self._f = open(path, "r+b")
         self._m = mmap.mmap(self._f.fileno(), 16)
 
@@ -984,9 +984,9 @@ def worker(protocols, seed: int, start: int, count: int | None, seconds: float |
         t0 = time.monotonic()
         i = start
         while (count is None or i < start + count) and (per_proto is None or time.monotonic() - t0 < per_proto):
-            case = make_case(protocol, seed, i)
             if progress:
-                progress.set(pno, i)
+                progress.set(pno, i)       # before the case is made: a fuzzer bug is blamed right
+            case = make_case(protocol, seed, i)
             try:
                 if run_case(case) == "allowed":
                     st["allowed"] += 1
@@ -1080,7 +1080,11 @@ def run_campaign(protocols, seed: int, count: int | None, seconds: float | None,
                     s["findings"][k] = s["findings"].get(k, 0) + v
                 break
             _, index = Progress.read(progress_path)
-            case = make_case(protocol, seed, index)
+            index = max(index, start)      # died before its first case
+            try:
+                case = make_case(protocol, seed, index)
+            except RecursionError:
+                case = Case(protocol, seed, index, "?", False, False, None, [], {})
             kind = "hang" if hung else "crash"
             sig = f"no progress for {hang_seconds:.0f} s" if hung else _crash_signature(err, proc.returncode)
             path = save_finding(out_dir, case, kind, sig, err[-20000:])
