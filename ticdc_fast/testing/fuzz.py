@@ -958,17 +958,22 @@ class Progress:
     """A file-backed counter the supervisor reads after the worker dies."""
 
     def __init__(self, path: Path):
-        if not path.exists() or path.stat().st_size < 16:
-            path.write_bytes(b"\xff" * 16)
+        if not path.exists() or path.stat().st_size < 24:
+            path.write_bytes(b"\xff" * 16 + bytes(8))
         self._f = open(path, "r+b")
-        self._m = mmap.mmap(self._f.fileno(), 16)
+        self._m = mmap.mmap(self._f.fileno(), 24)
 
-    def set(self, protocol_no: int, index: int):
-        struct.pack_into("<qq", self._m, 0, protocol_no, index)
+    def set(self, protocol_no: int, index: int, messages: int = 0):
+        struct.pack_into("<qqq", self._m, 0, protocol_no, index, messages)
 
     @staticmethod
     def read(path: Path) -> tuple[int, int]:
         return struct.unpack("<qq", path.read_bytes()[:16])
+
+    @staticmethod
+    def messages(path: Path) -> int:
+        """Messages of the cases the worker finished before its current one."""
+        return struct.unpack("<q", path.read_bytes()[16:24])[0]
 
 
 def worker(protocols, seed: int, start: int, count: int | None, seconds: float | None,
@@ -985,7 +990,7 @@ def worker(protocols, seed: int, start: int, count: int | None, seconds: float |
         i = start
         while (count is None or i < start + count) and (per_proto is None or time.monotonic() - t0 < per_proto):
             if progress:
-                progress.set(pno, i)       # before the case is made: a fuzzer bug is blamed right
+                progress.set(pno, i, st["messages"])   # before the case is made: a fuzzer bug is blamed right
             case = make_case(protocol, seed, i)
             try:
                 if run_case(case) == "allowed":
@@ -1054,6 +1059,7 @@ def run_campaign(protocols, seed: int, count: int | None, seconds: float | None,
                 args += ["--count", str(left_count)]
             if left is not None:
                 args += ["--seconds", f"{left:.1f}"]
+            progress_path.write_bytes(struct.pack("<qqq", -1, start - 1, 0))
             t_run = time.monotonic()
             root = str(Path(__file__).resolve().parents[2])
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
@@ -1091,7 +1097,7 @@ def run_campaign(protocols, seed: int, count: int | None, seconds: float | None,
             log(f"{protocol}: {kind} at case {index}: {sig} -> {path}")
             s = summary[protocol]
             s["cases"] += index - start + 1
-            s["messages"] += len(case.values)
+            s["messages"] += Progress.messages(progress_path) + len(case.values)
             s["seconds"] += time.monotonic() - t_run
             s["findings"][f"{kind}: {sig}"] = s["findings"].get(f"{kind}: {sig}", 0) + 1
             start = index + 1
