@@ -374,10 +374,9 @@ def mutate_json_tree(tree, rnd: random.Random, n: int):
 
 def mutate_json(data: bytes, rnd: random.Random, n: int) -> bytes:
     try:
-        tree = parse_json(data)
-    except (ValueError, RecursionError):
+        return emit_json(mutate_json_tree(parse_json(data), rnd, n))
+    except (ValueError, RecursionError):      # not JSON, or nested too deep to walk here
         return mutate_bytes(data, rnd, n)
-    return emit_json(mutate_json_tree(tree, rnd, n))
 
 
 # =========================================================================== Avro structure
@@ -959,16 +958,22 @@ class Progress:
     """A file-backed counter the supervisor reads after the worker dies."""
 
     def __init__(self, path: Path):
-        path.write_bytes(b"\xff" * 16)
+        if not path.exists() or path.stat().st_size < 24:
+            path.write_bytes(b"\xff" * 16 + bytes(8))
         self._f = open(path, "r+b")
-        self._m = mmap.mmap(self._f.fileno(), 16)
+        self._m = mmap.mmap(self._f.fileno(), 24)
 
-    def set(self, protocol_no: int, index: int):
-        struct.pack_into("<qq", self._m, 0, protocol_no, index)
+    def set(self, protocol_no: int, index: int, messages: int = 0):
+        struct.pack_into("<qqq", self._m, 0, protocol_no, index, messages)
 
     @staticmethod
     def read(path: Path) -> tuple[int, int]:
         return struct.unpack("<qq", path.read_bytes()[:16])
+
+    @staticmethod
+    def messages(path: Path) -> int:
+        """Messages of the cases the worker finished before its current one."""
+        return struct.unpack("<q", path.read_bytes()[16:24])[0]
 
 
 def worker(protocols, seed: int, start: int, count: int | None, seconds: float | None,
@@ -984,9 +989,9 @@ def worker(protocols, seed: int, start: int, count: int | None, seconds: float |
         t0 = time.monotonic()
         i = start
         while (count is None or i < start + count) and (per_proto is None or time.monotonic() - t0 < per_proto):
-            case = make_case(protocol, seed, i)
             if progress:
-                progress.set(pno, i)
+                progress.set(pno, i, st["messages"])   # before the case is made: a fuzzer bug is blamed right
+            case = make_case(protocol, seed, i)
             try:
                 if run_case(case) == "allowed":
                     st["allowed"] += 1
@@ -1054,6 +1059,7 @@ def run_campaign(protocols, seed: int, count: int | None, seconds: float | None,
                 args += ["--count", str(left_count)]
             if left is not None:
                 args += ["--seconds", f"{left:.1f}"]
+            progress_path.write_bytes(struct.pack("<qqq", -1, start - 1, 0))
             t_run = time.monotonic()
             root = str(Path(__file__).resolve().parents[2])
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
@@ -1080,14 +1086,18 @@ def run_campaign(protocols, seed: int, count: int | None, seconds: float | None,
                     s["findings"][k] = s["findings"].get(k, 0) + v
                 break
             _, index = Progress.read(progress_path)
-            case = make_case(protocol, seed, index)
+            index = max(index, start)      # died before its first case
+            try:
+                case = make_case(protocol, seed, index)
+            except RecursionError:
+                case = Case(protocol, seed, index, "?", False, False, None, [], {})
             kind = "hang" if hung else "crash"
             sig = f"no progress for {hang_seconds:.0f} s" if hung else _crash_signature(err, proc.returncode)
             path = save_finding(out_dir, case, kind, sig, err[-20000:])
             log(f"{protocol}: {kind} at case {index}: {sig} -> {path}")
             s = summary[protocol]
             s["cases"] += index - start + 1
-            s["messages"] += len(case.values)
+            s["messages"] += Progress.messages(progress_path) + len(case.values)
             s["seconds"] += time.monotonic() - t_run
             s["findings"][f"{kind}: {sig}"] = s["findings"].get(f"{kind}: {sig}", 0) + 1
             start = index + 1
