@@ -1222,11 +1222,14 @@ cdef class SimplePlan(OpenPlan):
         if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
             return RUN_STOP
         c.pos += 1
-        if avro_long(c, &v, err) < 0:
+        if avro_long(c, &v, err) < 0:                     # type: enum of the 4 message kinds
             return -1
+        if v < 0 or v > AVRO_TYPE_DML:
+            c.pos -= 1
+            return fail(err, c, "Avro enum index out of range")
         if v != AVRO_TYPE_DML:
             return RUN_STOP
-        if avro_long(c, &idx, err) < 0:
+        if avro_union(c, AVRO_TYPE_DML + 1, &idx, err) < 0:  # payload: union of the 4 kinds
             return -1
         if idx != AVRO_TYPE_DML:
             return RUN_STOP
