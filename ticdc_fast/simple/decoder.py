@@ -28,7 +28,7 @@ from ..timezones import get_zone, local_table
 from ..values import ValueProblem
 from .hold import Held as _Held
 from .hold import HoldQueue
-from .messages import Msg, parse_message
+from .messages import Msg, canonical_json, parse_message
 from .reference import ReferenceRows
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
 
@@ -405,14 +405,22 @@ class SimpleDecoder:
                               "are no time zone in one message", msg, 0, part="value")
 
     def _run_one(self, value: bytes, msg: int) -> None:
-        """Decode one DML whose schema is known; never let it vanish silently."""
+        """Decode one DML whose schema is known; never let it vanish silently.
+
+        JSON the core declines (escaped member names or values, say) is valid all the same: it is
+        decoded again in its canonical form, so core and twin read the same document.  Byte
+        offsets of errors in that message then refer to the canonical form."""
+        canonical = False
         while True:
             if self._rows.run([value], 0, msg) == 1:
                 return
-            if not self._load_pending_zone(msg):
-                raise DecodeError("message uses a JSON form the Cython core does not decode "
-                                  "(e.g. escaped field names); decode it with implementation='python'",
-                                  msg, 0, part="value")
+            if self._load_pending_zone(msg):
+                continue
+            if self.encoding == "json" and not canonical:
+                canonical, value = True, canonical_json(value, msg)
+                continue
+            raise DecodeError("message is in a form the Cython core does not decode; decode it "
+                              "with implementation='python'", msg, 0, part="value")
 
     @staticmethod
     def _null_value(i):

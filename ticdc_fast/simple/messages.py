@@ -62,11 +62,26 @@ def _fallback_json(value: bytes, exc, i: int):
     raise DecodeError(f"malformed JSON: {exc.msg}", i, exc.pos, part="value") from None
 
 
-def parse_json_message(value: bytes, i: int) -> Msg:
+def _load_json(value: bytes, i: int):
     try:
-        doc = orjson.loads(value)
+        return orjson.loads(value)
     except orjson.JSONDecodeError as exc:
-        doc = _fallback_json(value, exc, i)
+        return _fallback_json(value, exc, i)
+
+
+def canonical_json(value: bytes, i: int) -> bytes:
+    """The same JSON document in the plain form TiCDC writes: member names and strings without
+    needless escapes, each key once (the last copy's value, at the first copy's place — what the
+    twin and Go's decoder read).  The core reads this form; it declines the rare others."""
+    doc = _load_json(value, i)
+    try:
+        return orjson.dumps(doc)
+    except TypeError:   # integers beyond 64 bits (kept exact by the standard library parser)
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def parse_json_message(value: bytes, i: int) -> Msg:
+    doc = _load_json(value, i)
     _need(type(doc) is dict, "message is not a JSON object", i)
     m = Msg()
     t = doc.get("type")
