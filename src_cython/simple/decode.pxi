@@ -1219,6 +1219,7 @@ cdef class SimplePlan(OpenPlan):
     cdef int _avro_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
         cdef int64_t v, idx
         cdef Span s
+        cdef const uint8_t* at
         if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
             return RUN_STOP
         c.pos += 1
@@ -1241,10 +1242,12 @@ cdef class SimplePlan(OpenPlan):
             return -1
         d.table_id = <uint64_t>v
         d.has_table_id = 1
-        if avro_long(c, &v, err) < 0:
+        at = c.pos
+        if avro_long(c, &v, err) < 0:                     # type: DMLType enum
             return -1
         if v < 0 or v > 2:
-            return RUN_STOP
+            c.pos = at
+            return fail(err, c, "Avro enum index out of range")
         d.op = <int>v
         if avro_long(c, &v, err) < 0:
             return -1
