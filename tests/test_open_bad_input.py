@@ -455,6 +455,9 @@ BAD_ROW_VALUES = {
     # ticdc bug (spec E.15): bare t/f/v written straight into "p"
     "bare_tfv_in_p": b'{"u":{"a":{"t":3,"f":0,"v":1},"b":{"t":3,"f":64,"v":null}},'
                      b'"p":{"a":{"t":3,"f":0,"v":1},"t":3,"f":64,"v":null}}',
+    # ... twice (two columns went to NULL): the repeated bare names are rejected too, not merged
+    "bare_tfv_twice_in_p": b'{"u":{"a":{"t":3,"f":0,"v":1},"b":{"t":3,"f":64,"v":null},"c":{"t":3,"f":64,"v":null}},'
+                           b'"p":{"a":{"t":3,"f":0,"v":1},"t":3,"f":64,"v":null,"t":3,"f":64,"v":null}}',
 }
 
 

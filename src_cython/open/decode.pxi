@@ -28,6 +28,8 @@ cdef struct ColEntry:
     uint32_t f
     int t
     int has_t
+    int bad                # open: a COL_* fault of this column (judged on its last copy; v.off
+                           # then holds the fault's offset), 0 if fine
 
 
 cdef struct Image:
@@ -39,6 +41,9 @@ cdef struct Image:
     int slot               # simple: which image (data/old) of the message
     uint32_t gen           # simple: generation stamped on the plan's per-column index when read
     int direct             # Avro: typed fields of this image were written straight to their columns
+    int any_bad            # open: some column was marked bad while reading (a later copy may clear it)
+    const char* bad        # open: the image itself is not an object (its last copy), NULL if fine
+    Py_ssize_t bad_off
 
 
 cdef struct MapCol:
@@ -60,6 +65,25 @@ cdef enum:
     IMG_U = 0
     IMG_P = 1
     IMG_D = 2
+
+
+cdef enum:
+    # faults of one open-protocol column (ColEntry.bad)
+    COL_FINE = 0
+    COL_NOT_OBJECT = 1
+    COL_BAD_TYPE = 2
+    COL_BAD_FLAGS = 3
+    COL_BAD_HANDLE = 4
+    COL_BAD_NAME = 5
+
+
+cdef const char* COL_FAULT_TEXT[6]
+COL_FAULT_TEXT[0] = b""
+COL_FAULT_TEXT[1] = b"column value is not a JSON object"
+COL_FAULT_TEXT[2] = b"unknown column type code"
+COL_FAULT_TEXT[3] = b"invalid column flags"
+COL_FAULT_TEXT[4] = b"invalid handle marker"
+COL_FAULT_TEXT[5] = b"invalid UTF-8 in a column name"
 
 
 cdef inline int fail_at(Err* err, Py_ssize_t off, const char* reason) noexcept nogil:
@@ -515,9 +539,15 @@ cdef class OpenPlan:
         return 0
 
     cdef int _parse_key(self, Cur* c, KeyInfo* k, Err* err) noexcept nogil:
+        # A repeated field counts by its last copy, as in Go's encoding/json (TiCDC writes
+        # "ohk":true then "ohk":false in a claim-check key): the scan only remembers where each
+        # field's last value is; the fields are judged after the whole document is read, in the
+        # twin's order, so both report the same first fault.
         cdef Span name, v
+        cdef Span vals[8]
         cdef IntVal iv
         cdef int r, kid, kpos = 0
+        cdef unsigned seen = 0
         memset(k, 0, sizeof(KeyInfo))
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
@@ -541,55 +571,51 @@ cdef class OpenPlan:
                 if kpos < KSEQ_MAX:
                     self.kseq[kpos] = kid
             kpos += 1
-            if scan_value(c, &v, 2, err) < 0:
+            if kid >= 0:
+                if scan_value(c, &vals[kid], 2, err) < 0:
+                    return -1
+                seen |= 1u << kid
+            elif scan_value(c, &v, 2, err) < 0:
                 return -1
-            if kid == KK_TS:
-                if v.kind == J_INT:
-                    if parse_int_text(v.p, v.n, &iv) < 0 or iv.neg or iv.mag > 9223372036854775807ULL:
-                        return fail_at(err, v.off, "event key field 'ts' out of range")
-                    k.ts = iv.mag
-                    k.has_ts = 1
-                elif v.kind == J_NULL:
-                    k.has_ts = 0
-                else:
-                    return fail_at(err, v.off, "event key field 'ts' has an invalid value")
-            elif kid == KK_T:
-                if v.kind == J_INT:
-                    if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
-                        return fail_at(err, v.off, "event key field 't' has an invalid value")
-                    k.t = <int>iv.mag if (not iv.neg and iv.mag < 100) else 0
-                    k.has_t = 1
-                elif v.kind == J_NULL:
-                    k.has_t = 0
-                else:
-                    return fail_at(err, v.off, "event key field 't' has an invalid value")
-            elif kid == KK_SCM:
-                if _key_str(&v, &k.scm, err) < 0:
-                    return -1
-            elif kid == KK_TBL:
-                if _key_str(&v, &k.tbl, err) < 0:
-                    return -1
-            elif kid == KK_CCL:
-                if _key_str(&v, &k.ccl, err) < 0:
-                    return -1
-            elif kid == KK_RID:
-                if _key_int(&v, &k.rid, &k.has_rid, err) < 0:
-                    return -1
-            elif kid == KK_PTN:
-                if _key_int(&v, &k.ptn, &k.has_ptn, err) < 0:
-                    return -1
-            elif kid == KK_OHK:
-                if v.kind == J_TRUE:
-                    k.ohk = 1
-                elif v.kind == J_FALSE or v.kind == J_NULL:
-                    k.ohk = 0
-                else:
-                    return fail_at(err, v.off, "event key field 'ohk' has an invalid value")
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
         if doc_end(c, err) < 0:
+            return -1
+        if seen & (1u << KK_TS):
+            v = vals[KK_TS]
+            if v.kind == J_INT:
+                if parse_int_text(v.p, v.n, &iv) < 0 or (iv.neg and iv.mag != 0) or iv.mag > 9223372036854775807ULL:
+                    return fail_at(err, v.off, "event key field 'ts' out of range")
+                k.ts = iv.mag
+                k.has_ts = 1
+            elif v.kind != J_NULL:
+                return fail_at(err, v.off, "event key field 'ts' has an invalid value")
+        if seen & (1u << KK_SCM) and _key_str(&vals[KK_SCM], &k.scm, err) < 0:
+            return -1
+        if seen & (1u << KK_TBL) and _key_str(&vals[KK_TBL], &k.tbl, err) < 0:
+            return -1
+        if seen & (1u << KK_RID) and _key_int(&vals[KK_RID], &k.rid, &k.has_rid, err) < 0:
+            return -1
+        if seen & (1u << KK_PTN) and _key_int(&vals[KK_PTN], &k.ptn, &k.has_ptn, err) < 0:
+            return -1
+        if seen & (1u << KK_T):
+            v = vals[KK_T]
+            if v.kind == J_INT:
+                if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
+                    return fail_at(err, v.off, "event key field 't' has an invalid value")
+                k.t = <int>iv.mag if (not iv.neg and iv.mag < 100) else 0
+                k.has_t = 1
+            elif v.kind != J_NULL:
+                return fail_at(err, v.off, "event key field 't' has an invalid value")
+        if seen & (1u << KK_OHK):
+            v = vals[KK_OHK]
+            if v.kind == J_TRUE:
+                k.ohk = 1
+            elif not (v.kind == J_FALSE or v.kind == J_NULL):
+                return fail_at(err, v.off, "event key field 'ohk' has an invalid value")
+        if seen & (1u << KK_CCL) and _key_str(&vals[KK_CCL], &k.ccl, err) < 0:
             return -1
         if not k.has_ts:
             return fail_at(err, 0 if c.start == NULL else (c.end - c.start) - 1, "event key has no ts")
@@ -602,9 +628,12 @@ cdef class OpenPlan:
         return 0
 
     cdef int _parse_ddl(self, Cur* c, Span* q, int64_t* qt, int* has_qt, Err* err) noexcept nogil:
-        cdef Span name, v
+        # last copy of a repeated field wins; judged after the document is read (see _parse_key)
+        cdef Span name, v, vq, vt
         cdef IntVal iv
         cdef int r
+        vq.kind = J_ABSENT
+        vt.kind = J_ABSENT
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return fail(err, c, "DDL value is not a JSON object")
@@ -615,33 +644,32 @@ cdef class OpenPlan:
             if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
                 return -1
             if key_is(&name, b"q", 1):
-                if v.kind == J_STR:
-                    q[0] = v
-                elif v.kind == J_NULL:
-                    q.kind = J_ABSENT
-                else:
-                    return fail_at(err, v.off, "DDL query is not a string")
+                vq = v
             elif key_is(&name, b"t", 1):
-                if v.kind == J_INT:
-                    if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -2147483648LL, 2147483647ULL):
-                        return fail_at(err, v.off, "DDL type is not an int32")
-                    qt[0] = int_value(&iv)
-                    has_qt[0] = 1
-                elif v.kind == J_NULL:
-                    has_qt[0] = 0
-                else:
-                    return fail_at(err, v.off, "DDL type is not an int32")
+                vt = v
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
         if doc_end(c, err) < 0:
             return -1
+        if vq.kind == J_STR:
+            q[0] = vq
+        elif not (vq.kind == J_NULL or vq.kind == J_ABSENT):
+            return fail_at(err, vq.off, "DDL query is not a string")
+        if vt.kind == J_INT:
+            if parse_int_text(vt.p, vt.n, &iv) < 0 or not int_in_range(&iv, -2147483648LL, 2147483647ULL):
+                return fail_at(err, vt.off, "DDL type is not an int32")
+            qt[0] = int_value(&iv)
+            has_qt[0] = 1
+        elif not (vt.kind == J_NULL or vt.kind == J_ABSENT):
+            return fail_at(err, vt.off, "DDL type is not an int32")
         return _check_utf8_span(q, &self.tmp, err)
 
     cdef int _parse_row(self, Cur* c, int* op, Err* err) noexcept nogil:
         cdef Span name, v
         cdef int r, which
+        cdef Image* img
         cdef Py_ssize_t value_off = c.pos - c.start
         self.images[0].present = 0
         self.images[1].present = 0
@@ -663,28 +691,38 @@ cdef class OpenPlan:
                 which = IMG_P
             elif key_is(&name, b"d", 1):
                 which = IMG_D
+            # A repeated u/p/d replaces the earlier copy (last wins, as Go's encoding/json):
+            # faults in an image are only recorded while reading and judged once the document
+            # is read, u then p then d as the twin does.
             if which < 0:
                 if scan_value(c, &v, 2, err) < 0:
                     return -1
-            elif c.pos[0] == 110:
-                if scan_value(c, &v, 2, err) < 0:
-                    return -1
-                if v.kind != J_NULL:
-                    return -1
-                self.images[which].present = 0
             elif c.pos[0] == 123:
                 if self._parse_image(c, &self.images[which], err) < 0:
                     return -1
             else:
                 if scan_value(c, &v, 2, err) < 0:
                     return -1
-                return fail_at(err, v.off, "row image is not a JSON object")
+                img = &self.images[which]
+                img.n = 0
+                img.any_bad = 0
+                if v.kind == J_NULL:
+                    img.present = 0
+                    img.bad = NULL
+                else:
+                    img.present = 1
+                    img.bad = "row image is not a JSON object"
+                    img.bad_off = v.off
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
         if doc_end(c, err) < 0:
             return -1
+        for which in range(3):
+            img = &self.images[which]
+            if img.present and (img.bad != NULL or img.any_bad) and self._image_fault(img, err) < 0:
+                return -1
         if self.images[IMG_D].present:
             if self.images[IMG_U].present or self.images[IMG_P].present:
                 return fail_at(err, value_off, "row value has both d and u/p")
@@ -693,6 +731,21 @@ cdef class OpenPlan:
         if not self.images[IMG_U].present:
             return fail_at(err, value_off, "row value has no u or d")
         op[0] = OP_UPDATE if self.images[IMG_P].present else OP_INSERT
+        return 0
+
+    cdef int _image_fault(self, Image* img, Err* err) noexcept nogil:
+        """-1 with the first fault of a read image (its columns in output order), else 0."""
+        cdef Py_ssize_t k
+        cdef ColEntry* e
+        if img.bad != NULL:
+            return fail_at(err, img.bad_off, img.bad)
+        if not img.any_bad:
+            return 0
+        for k in range(img.n):
+            e = &img.cols[k]
+            if e.bad:
+                set_column(err, self._name_ptr(e), e.name_len)
+                return fail_at(err, e.v.off, COL_FAULT_TEXT[e.bad])
         return 0
 
     cdef int _dedupe_slot(self, Image* img, Py_ssize_t idx) noexcept nogil:
@@ -718,6 +771,7 @@ cdef class OpenPlan:
                     o.t = e.t
                     o.f = e.f
                     o.has_t = e.has_t
+                    o.bad = e.bad
                     return 1
             s = (s + 1) & (cap - 1)
         self.dd_gen[s] = self.gen
@@ -752,8 +806,8 @@ cdef class OpenPlan:
         return e.name.p
 
     cdef int _parse_image(self, Cur* c, Image* img, Err* err) noexcept nogil:
-        cdef Span name, v, ck
-        cdef int r, r2, dup
+        cdef Span name, v, ck, vt, vf, vh
+        cdef int r, r2, dup, field
         cdef ColEntry* e
         cdef IntVal iv
         cdef ColEntry* grown
@@ -762,6 +816,8 @@ cdef class OpenPlan:
         cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
         img.present = 1
         img.n = 0
+        img.bad = NULL
+        img.any_bad = 0
         self.gen += 1
         if self.gen == 0:
             if self.dd_gen != NULL:
@@ -796,64 +852,82 @@ cdef class OpenPlan:
             else:
                 e.name_off = -1
                 e.name_len = e.name.n
-            if not e.name.ascii and not utf8_valid(self._name_ptr(e), e.name_len):
-                return fail_at(err, e.name.off, "invalid UTF-8 in a column name")
-            if c.pos[0] != 123:
-                set_column(err, self._name_ptr(e), e.name_len)
-                if scan_value(c, &v, 3, err) < 0:
-                    return -1
-                return fail_at(err, v.off, "column value is not a JSON object")
+            # A column's faults are recorded on its entry, not raised: a later copy of the same
+            # column name replaces the entry (last wins), and _image_fault judges what is left.
+            e.bad = 0
             e.has_t = 0
             e.f = 0
             e.v.kind = J_ABSENT
             e.v.off = c.pos - c.start
-            r2 = _column_fast(c, e, err)
-            if r2 == 0:
-                r2 = obj_open(c, err)
-            # r2 == 1 (read whole, or an empty object) skips the member loop
-            if r2 < 0:
-                return -1
-            while r2 == 0:
-                if obj_key(c, &ck, err) < 0 or scan_value(c, &v, 4, err) < 0:
+            if c.pos[0] != 123:
+                if scan_value(c, &v, 3, err) < 0:
                     return -1
-                if ck.n == 1 and not ck.esc:
-                    if ck.p[0] == 118:      # v
-                        e.v = v
-                    elif ck.p[0] == 116:    # t
-                        if v.kind == J_INT and parse_int_text(v.p, v.n, &iv) == 0 and not iv.neg \
-                                and iv.mag < 256 and TYPE_KIND[iv.mag] != 0:
-                            e.t = <int>iv.mag
-                            e.has_t = 1
-                        else:
-                            set_column(err, self._name_ptr(e), e.name_len)
-                            return fail_at(err, v.off, "unknown column type code")
-                    elif ck.p[0] == 102:    # f
-                        if v.kind == J_NULL:
-                            e.f = 0
-                        elif v.kind == J_INT and parse_int_text(v.p, v.n, &iv) == 0 and not iv.neg \
-                                and iv.mag <= 0xFFFFFFFFULL:
-                            e.f = <uint32_t>iv.mag
-                        else:
-                            set_column(err, self._name_ptr(e), e.name_len)
-                            return fail_at(err, v.off, "invalid column flags")
-                    elif ck.p[0] == 104:    # h
-                        if not (v.kind == J_TRUE or v.kind == J_FALSE or v.kind == J_NULL):
-                            set_column(err, self._name_ptr(e), e.name_len)
-                            return fail_at(err, v.off, "invalid handle marker")
-                elif ck.esc:
-                    # escaped member names are legal JSON; resolve them the slow way
-                    if key_is(&ck, b"v", 1):
-                        e.v = v
-                    elif key_is(&ck, b"t", 1) or key_is(&ck, b"f", 1) or key_is(&ck, b"h", 1):
-                        set_column(err, self._name_ptr(e), e.name_len)
-                        return fail_at(err, v.off, "escaped column field names are not supported")
-                r2 = obj_next(c, err)
+                e.bad = COL_NOT_OBJECT
+            else:
+                r2 = _column_fast(c, e, err)
                 if r2 < 0:
                     return -1
-                r2 = 1 - r2
-            if not e.has_t:
-                set_column(err, self._name_ptr(e), e.name_len)
-                return fail_at(err, e.v.off, "unknown column type code")
+            if e.bad == 0 and r2 == 0:
+                # another shape than TiCDC's own: the member loop (r2 == 1 for an empty object)
+                vt.kind = J_ABSENT
+                vf.kind = J_ABSENT
+                vh.kind = J_ABSENT
+                r2 = obj_open(c, err)
+                if r2 < 0:
+                    return -1
+                while r2 == 0:
+                    if obj_key(c, &ck, err) < 0 or scan_value(c, &v, 4, err) < 0:
+                        return -1
+                    # members repeat last-wins; escaped spellings ("\u0074") mean the same name
+                    field = 0
+                    if ck.n == 1 and not ck.esc:
+                        field = ck.p[0]
+                    elif ck.esc:
+                        if key_is(&ck, b"v", 1):
+                            field = 118
+                        elif key_is(&ck, b"t", 1):
+                            field = 116
+                        elif key_is(&ck, b"f", 1):
+                            field = 102
+                        elif key_is(&ck, b"h", 1):
+                            field = 104
+                    if field == 118:        # v
+                        e.v = v
+                    elif field == 116:      # t
+                        vt = v
+                    elif field == 102:      # f
+                        vf = v
+                    elif field == 104:      # h
+                        vh = v
+                    r2 = obj_next(c, err)
+                    if r2 < 0:
+                        return -1
+                    r2 = 1 - r2
+                # judge the last t, f, h in the twin's order
+                if vt.kind == J_INT and parse_int_text(vt.p, vt.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
+                        and iv.mag < 256 and TYPE_KIND[iv.mag] != 0:
+                    e.t = <int>iv.mag
+                    e.has_t = 1
+                else:
+                    e.bad = COL_BAD_TYPE
+                    if vt.kind != J_ABSENT:
+                        e.v.off = vt.off
+                if e.bad == 0:
+                    if vf.kind == J_INT and parse_int_text(vf.p, vf.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
+                            and iv.mag <= 0xFFFFFFFFULL:
+                        e.f = <uint32_t>iv.mag
+                    elif not (vf.kind == J_NULL or vf.kind == J_ABSENT):
+                        e.bad = COL_BAD_FLAGS
+                        e.v.off = vf.off
+                if e.bad == 0 and not (vh.kind == J_TRUE or vh.kind == J_FALSE
+                                          or vh.kind == J_NULL or vh.kind == J_ABSENT):
+                    e.bad = COL_BAD_HANDLE
+                    e.v.off = vh.off
+            if not e.name.ascii and not utf8_valid(self._name_ptr(e), e.name_len):
+                e.bad = COL_BAD_NAME
+                e.v.off = e.name.off
+            if e.bad:
+                img.any_bad = 1
             k = img.n
             if memo_ok and k < self.memo_n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len \
                     and bytes_eq(self.memo_names.data + moff[k], e.name.p, e.name_len):
@@ -881,7 +955,7 @@ cdef class OpenPlan:
                 return -1
             r = 1 - r
         if not memo_ok:
-            self._save_memo(img, deduped)
+            self._save_memo(img, deduped or img.any_bad)
         return 0
 
     cdef void _save_memo(self, Image* img, int deduped) noexcept nogil:

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import values as V
+from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
 from ..timezones import wall_to_utc_us
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES
@@ -47,7 +48,10 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
     try:
         parsed = orjson.loads(doc)
         if _NEG_ZERO_TOKEN.search(doc):  # rare: keep the sign of integer-syntax negative zeros
-            return json.loads(doc, parse_int=_parse_int)
+            try:
+                return stdlib_loads(doc, parse_int=_parse_int)
+            except ValueError as exc2:  # orjson took it: only the standard parser's depth fails
+                raise DecodeError(f"malformed JSON: {exc2}", msg, base, part=part) from None
         return parsed
     except orjson.JSONDecodeError as exc:
         try:
@@ -57,7 +61,7 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
         if text is not None and "infinity" in exc.msg:
             # Valid JSON (e.g. 1e999) that orjson refuses; it only matters where a value is used.
             try:
-                return json.loads(text, parse_constant=_raise_constant, parse_int=_parse_int)
+                return stdlib_loads(text, parse_constant=_raise_constant, parse_int=_parse_int)
             except (json.JSONDecodeError, ValueError) as exc2:
                 pos = len(text[:getattr(exc2, "pos", 0)].encode("utf-8"))
                 raise DecodeError(f"malformed JSON: {getattr(exc2, 'msg', exc2)}", msg, base + pos,
@@ -69,8 +73,8 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
     # TiCDC's jsoniter writer copies bytes >= 0x80 raw, so JSON text may hold invalid UTF-8:
     # parse it with the bytes kept as surrogate escapes.
     try:
-        return json.loads(doc.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant,
-                          parse_int=_parse_int)
+        return stdlib_loads(doc.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant,
+                            parse_int=_parse_int)
     except (json.JSONDecodeError, ValueError) as exc:
         pos = getattr(exc, "pos", 0)
         pos = len(doc.decode("utf-8", "surrogateescape")[:pos].encode("utf-8", "surrogateescape"))
@@ -88,6 +92,17 @@ def _utf8(s: str) -> str:
     except UnicodeEncodeError:
         raise V.ValueProblem("invalid UTF-8 in a text value") from None
     return s
+
+
+def _preview(v, limit: int) -> str:
+    """A short description of a JSON value for an error message: never recursive (a value may
+    nest 1000 deep) and never longer than about ``limit`` characters."""
+    if isinstance(v, dict):
+        return "{...}" if v else "{}"
+    if isinstance(v, list):
+        return "[...]" if v else "[]"
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _is_int(v) -> bool:
@@ -309,7 +324,7 @@ def _check_key(doc, msg: int, base: int) -> dict:
               or (kind == "int" and _is_int(v) and _INT64_MIN <= v <= _INT64_MAX)
               or (kind == "uint" and _is_int(v) and 0 <= v <= _INT64_MAX))
         if not ok:
-            raise DecodeError(f"event key field {name!r} has an invalid value {v!r:.40}", msg, base,
+            raise DecodeError(f"event key field {name!r} has an invalid value {_preview(v, 40)}", msg, base,
                               part="key")
         out[name] = v
     if "ts" not in out:
@@ -347,12 +362,12 @@ def _image(doc: dict, which: str, msg: int, base: int):
             raise DecodeError("column value is not a JSON object", msg, base, name, part="value")
         t = col.get("t")
         if not _is_int(t) or t not in C.TYPE_KIND:
-            raise DecodeError(f"unknown column type code {t!r:.20}", msg, base, name, part="value")
+            raise DecodeError(f"unknown column type code {_preview(t, 20)}", msg, base, name, part="value")
         f = col.get("f", 0)
         if f is None:
             f = 0
         if not _is_int(f) or not 0 <= f <= 0xFFFFFFFF:
-            raise DecodeError(f"invalid column flags {f!r:.20}", msg, base, name, part="value")
+            raise DecodeError(f"invalid column flags {_preview(f, 20)}", msg, base, name, part="value")
         h = col.get("h")
         if h is not None and type(h) is not bool:
             raise DecodeError("invalid handle marker", msg, base, name, part="value")

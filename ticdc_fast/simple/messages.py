@@ -11,6 +11,7 @@ from importlib import resources
 import fastavro
 import orjson
 
+from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
 
 DML_TYPES = ("INSERT", "UPDATE", "DELETE")
@@ -53,12 +54,10 @@ def _fallback_json(value: bytes, exc, i: int):
     a value is used, so parse those documents with the standard library instead."""
     if "infinity" in exc.msg:
         try:
-            return json.loads(value.decode("utf-8"), parse_constant=_raise_constant)
+            return stdlib_loads(value.decode("utf-8"), parse_constant=_raise_constant)
         except (UnicodeDecodeError, ValueError) as exc2:
             raise DecodeError(f"malformed JSON: {exc2}", i, getattr(exc2, "pos", 0) or 0,
                               part="value") from None
-        except RecursionError:
-            raise DecodeError("malformed JSON: nesting too deep", i, 0, part="value") from None
     raise DecodeError(f"malformed JSON: {exc.msg}", i, exc.pos, part="value") from None
 
 
