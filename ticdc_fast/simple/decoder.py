@@ -418,7 +418,8 @@ class SimpleDecoder:
                 continue
             if self.encoding == "json" and not canonical:
                 canonical, value = True, canonical_json(value, msg)
-                continue
+                if value is not None:
+                    continue
             raise DecodeError("message is in a form the Cython core does not decode; decode it "
                               "with implementation='python'", msg, 0, part="value")
 

@@ -68,15 +68,20 @@ def _load_json(value: bytes, i: int):
         return _fallback_json(value, exc, i)
 
 
-def canonical_json(value: bytes, i: int) -> bytes:
+def canonical_json(value: bytes, i: int) -> bytes | None:
     """The same JSON document in the plain form TiCDC writes: member names and strings without
     needless escapes, each key once (the last copy's value, at the first copy's place — what the
-    twin and Go's decoder read).  The core reads this form; it declines the rare others."""
+    twin and Go's decoder read).  The core reads this form; it declines the rare others.
+    ``None`` when the document cannot be written back (nesting beyond what the encoders take)."""
     doc = _load_json(value, i)
     try:
         return orjson.dumps(doc)
-    except TypeError:   # integers beyond 64 bits (kept exact by the standard library parser)
+    except TypeError:   # integers beyond 64 bits (kept exact by the standard library parser), depth
+        pass
+    try:
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    except (RecursionError, ValueError):
+        return None
 
 
 def parse_json_message(value: bytes, i: int) -> Msg:

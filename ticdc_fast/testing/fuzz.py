@@ -291,6 +291,20 @@ def _json_nodes(node, path=(), out=None):
     return out
 
 
+def _reaches(node, target) -> bool:
+    """Whether ``target`` is ``node`` or lies inside it (by identity, without recursion)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is target:
+            return True
+        if isinstance(n, Obj):
+            stack.extend(v for _, v in n)
+        elif isinstance(n, list):
+            stack.extend(n)
+    return False
+
+
 def _set(container, i, value):
     if isinstance(container, Obj):
         container[i] = (container[i][0], value)
@@ -366,7 +380,8 @@ def mutate_json_tree(tree, rnd: random.Random, n: int):
                                    + emit_json(node[k + 1:])[1:]))
         else:                                              # swap two values
             c2, j, other, _ = rnd.choice(nodes)
-            if c2 is not container or j != i:
+            # not a value with one of its own ancestors: that would make the tree a cycle
+            if (c2 is not container or j != i) and not _reaches(other, container) and not _reaches(node, c2):
                 try:
                     _set(container, i, other)
                     _set(c2, j, node)
