@@ -25,20 +25,9 @@ FIRST_VALUE_ID = 1_000
 
 
 def avro_id_corpus(n: int) -> dict:
-    """n Kafka messages, message i framed with value-schema id FIRST_VALUE_ID + i (same writer
-    schema under every id), and the ``{id: schema}`` map that makes them decodable offline."""
-    from ticdc_fast.testing import AvroEncoder, realistic_avro_changefeed
-    events, table_columns = realistic_avro_changefeed(1, seed=11, include_ddl=False)
-    enc = AvroEncoder(table_columns=table_columns, topic="ids")
-    ((key, value),) = enc.encode(events)
-    texts = {sid: text for subject, sid, text in enc.registered}
-    value_id = int.from_bytes(value[1:5], "big")
-    schemas = {sid: text for sid, text in texts.items() if sid != value_id}
-    values = []
-    for i in range(n):
-        sid = FIRST_VALUE_ID + i
-        schemas[sid] = texts[value_id]
-        values.append(b"\x00" + sid.to_bytes(4, "big") + value[5:])
+    """n messages, message i framed with its own value-schema id (one writer schema under all)."""
+    from ticdc_fast.testing import many_schema_ids_stream
+    key, values, schemas = many_schema_ids_stream(n, FIRST_VALUE_ID)
     return {"keys": pa.array([key] * n, pa.binary()), "values": pa.array(values, pa.binary()),
             "schemas": schemas}
 

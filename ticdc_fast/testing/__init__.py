@@ -17,7 +17,7 @@ from .simple_encoder import (SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML
 from .simple_encoder import claim_check_file as simple_claim_check_file
 from .registry import LocalSchemaRegistry
 from .avro_encoder import (AVRO_ORDERS_COLUMNS, AvroColumn, AvroEncoder, AvroRegistryError,
-                           avro_decimal_bytes, realistic_avro_changefeed, sanitize_name,
+                           avro_decimal_bytes, many_schema_ids_stream, realistic_avro_changefeed, sanitize_name,
                            sanitize_topic)
 
 __all__ = ["Col", "RowChange", "DDL", "Resolved", "OpenEncoder", "realistic_changefeed",
@@ -26,5 +26,5 @@ __all__ = ["Col", "RowChange", "DDL", "Resolved", "OpenEncoder", "realistic_chan
            "SimpleWatermark", "SimpleEncoder", "simple_changefeed", "orders_table",
            "simple_claim_check_file", "go_json_string",
            "LocalSchemaRegistry", "AvroColumn", "AvroEncoder", "AvroRegistryError",
-           "realistic_avro_changefeed", "AVRO_ORDERS_COLUMNS", "avro_decimal_bytes",
+           "realistic_avro_changefeed", "AVRO_ORDERS_COLUMNS", "avro_decimal_bytes", "many_schema_ids_stream",
            "sanitize_name", "sanitize_topic"]

@@ -1156,3 +1156,20 @@ def _avro_changefeed(n_rows, seed, schema, table, resolved_every, start_ms, inse
     if add_column_at is not None:
         cols.append(AVRO_ORDERS_ADDED_COLUMN)
     return events, {(schema, table): cols}
+
+
+def many_schema_ids_stream(n: int, first_id: int = 1_000) -> tuple[bytes, list[bytes], dict[int, str]]:
+    """One row event framed ``n`` times, message i with value-schema id ``first_id + i`` (the same
+    writer schema under every id): the key, the values, and the ``{id: schema}`` map that decodes
+    them offline.  A stream whose cost must grow linearly with the number of schema ids."""
+    events, table_columns = realistic_avro_changefeed(1, seed=11, include_ddl=False)
+    enc = AvroEncoder(table_columns=table_columns, topic="ids")
+    ((key, value),) = enc.encode(events)
+    texts = {sid: text for _, sid, text in enc.registered}
+    value_id = int.from_bytes(value[1:5], "big")
+    schemas = {sid: text for sid, text in texts.items() if sid != value_id}
+    values = []
+    for i in range(n):
+        schemas[first_id + i] = texts[value_id]
+        values.append(b"\x00" + (first_id + i).to_bytes(4, "big") + value[5:])
+    return key, values, schemas
