@@ -8,7 +8,7 @@ import threading
 import pyarrow as pa
 
 from . import _constants as C
-from .errors import DecoderBusyError
+from .errors import DecodeError, DecoderBusyError
 
 TEXT_MAP = pa.map_(pa.string(), pa.string())
 PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
@@ -83,6 +83,31 @@ def add_kafka_columns(cols: list, msg_index, partitions, offsets) -> None:
         cols.append(as_array(partitions, pa.int32()).take(idx))
     if offsets is not None:
         cols.append(as_array(offsets, pa.int64()).take(idx))
+
+
+def _position(seq, i):
+    if seq is None or i is None or not 0 <= i < len(seq):
+        return None
+    v = seq[i]
+    return v.as_py() if hasattr(v, "as_py") else v
+
+
+def names_kafka_position(decode):
+    """A ``DecodeError`` from ``decode(keys, values, partitions=, offsets=)`` names the Kafka
+    partition and offset of its message, when they were given: that is what finds the message
+    in Kafka (its index in the batch does not)."""
+    @functools.wraps(decode)
+    def located(self, keys, values, *, partitions=None, offsets=None):
+        try:
+            return decode(self, keys, values, partitions=partitions, offsets=offsets)
+        except DecodeError as exc:
+            if exc.partition is None and exc.offset is None and (partitions is not None or offsets is not None):
+                partition = _position(partitions, exc.message_index)
+                offset = _position(offsets, exc.message_index)
+                if partition is not None or offset is not None:
+                    exc.at_kafka(partition, offset)
+            raise
+    return located
 
 
 def exclusive(method):

@@ -94,7 +94,6 @@ def _cmd_decode(args) -> int:
     import pyarrow.parquet as pq
 
     from .capture import read_capture
-    from .errors import DecodeError
 
     _check_source(args)
     if args.protocol == "avro" and not args.registry:
@@ -121,13 +120,7 @@ def _cmd_decode(args) -> int:
                 schema = _typed_schema(args, keys, values) if args.table else None
                 decoder = _make_decoder(args, args.table, schema)
             t0 = time.perf_counter()
-            try:
-                batch = decoder.decode(keys, values, partitions=parts, offsets=offs)
-            except DecodeError as exc:
-                if exc.message_index is not None:
-                    exc.args = (f"{exc.args[0]} [Kafka partition {parts[exc.message_index]}, offset "
-                                f"{offs[exc.message_index]}]",)
-                raise
+            batch = decoder.decode(keys, values, partitions=parts, offsets=offs)   # errors name the Kafka position
             t_decode += time.perf_counter() - t0
             if writer is None:
                 writer = pq.ParquetWriter(partial, batch.schema)

@@ -17,30 +17,46 @@ class DecodeError(ValueError):
         Column name the failing value belongs to, or ``None``.
     part:
         ``"key"`` or ``"value"`` (or ``None``).
+    partition, offset:
+        Kafka partition and offset of that message, when the decoder was given them (the Spark
+        path always gives them), else ``None``.
     """
 
     def __init__(self, reason: str, message_index: int | None = None,
                  byte_offset: int | None = None, column: str | None = None,
-                 part: str | None = None):
+                 part: str | None = None, partition: int | None = None, offset: int | None = None):
         self.reason = reason
         self.message_index = message_index
         self.byte_offset = byte_offset
         self.column = column
         self.part = part
+        self.partition = partition
+        self.offset = offset
+        super().__init__(self._text())
+
+    def _text(self) -> str:
         where = []
-        if message_index is not None:
-            where.append(f"message {message_index}")
-        if part is not None:
-            where.append(part)
-        if byte_offset is not None:
-            where.append(f"byte {byte_offset}")
-        if column is not None:
-            where.append(f"column {column!r}")
-        super().__init__(f"{reason} ({', '.join(where)})" if where else reason)
+        if self.message_index is not None:
+            where.append(f"message {self.message_index}")
+        if self.partition is not None or self.offset is not None:
+            where.append(f"Kafka partition {self.partition}, offset {self.offset}")
+        if self.part is not None:
+            where.append(self.part)
+        if self.byte_offset is not None:
+            where.append(f"byte {self.byte_offset}")
+        if self.column is not None:
+            where.append(f"column {self.column!r}")
+        return f"{self.reason} ({', '.join(where)})" if where else self.reason
+
+    def at_kafka(self, partition, offset) -> "DecodeError":
+        """Name the Kafka partition and offset of the failing message (in place; returns self)."""
+        self.partition, self.offset = partition, offset
+        self.args = (self._text(),)
+        return self
 
     def __reduce__(self):
         return (type(self), (self.reason, self.message_index, self.byte_offset,
-                             self.column, self.part))
+                             self.column, self.part, self.partition, self.offset))
 
 
 class SlowImplementationWarning(RuntimeWarning):

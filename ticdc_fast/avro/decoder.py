@@ -10,7 +10,7 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError
-from .._frontend import (TEXT_MAP, exclusive, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
+from .._frontend import (TEXT_MAP, exclusive, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -97,6 +97,7 @@ class AvroDecoder:
             self._rows.register(ws)
         return ws
 
+    @names_kafka_position
     @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         if self.implementation == "cython" and is_binary_array(values) and \

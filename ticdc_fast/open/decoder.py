@@ -11,7 +11,7 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, exclusive, as_pylist, change_fields, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, exclusive, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..timezones import get_zone, local_table
 from . import reference
@@ -110,6 +110,7 @@ class OpenDecoder:
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
+    @names_kafka_position
     @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""

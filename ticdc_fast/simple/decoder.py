@@ -21,7 +21,7 @@ from ..arrow_types import Target, compile_targets
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
 from ..errors import DecodeError
-from .._frontend import (as_array, exclusive, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+from .._frontend import (as_array, exclusive, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -250,6 +250,7 @@ class SimpleDecoder:
                                     h.get("offset")))
 
     # ------------------------------------------------------------------ decoding
+    @names_kafka_position
     @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
@@ -549,10 +550,13 @@ class SimpleDecoder:
                 else:
                     self._run_one(h.value, row_msg)
             except DecodeError as exc:
-                if exc.message_index == origin:
-                    raise
-                raise DecodeError(exc.reason + (" (a held message from an earlier batch)" if origin is None else ""),
-                                  origin, exc.byte_offset, exc.column, exc.part) from None
+                # a held message from an earlier batch has no index here, but its Kafka position
+                if exc.message_index != origin:
+                    exc = DecodeError(exc.reason + (" (a held message from an earlier batch)" if origin is None else ""),
+                                      origin, exc.byte_offset, exc.column, exc.part)
+                if h.partition is not None or h.offset is not None:
+                    exc.at_kafka(h.partition, h.offset)
+                raise exc from None
 
     def _emit_undecodable(self, h: _Held) -> None:
         if h.commit_ts is None or h.commit_ts > _INT64_MAX:
