@@ -504,7 +504,8 @@ cdef class AvroPlan(OpenPlan):
             _push_py_text(&self.c_schema, row.get("_schema"))
             _push_py_text(&self.c_table, row.get("_table"))
             map_close_row(&self.c_after, 0)
-            map_close_row(&self.c_before, 0)
+            # a key-less DELETE carries an empty before image (nothing else reaches here)
+            map_close_row(&self.c_before, row.get("before") is not None)
             map_close_row(&self.c_keymap, 0)
 
     # ------------------------------------------------------------------ the hot loop

@@ -186,7 +186,12 @@ class AvroDecoder:
         """What the fast path leaves: DDL values, and malformed framing (reported here)."""
         if value is None:
             if key is None:
-                raise DecodeError("tombstone without a key", i, part="key")
+                # ticdc builds the Kafka key from primary-key columns only, so a table whose only
+                # key is a NOT NULL unique one sends deletes with neither key nor value: a DELETE
+                # of a row nobody can name, kept (not an error) so that nothing is lost silently
+                self._rows.append_control({"_op": "DELETE", "_commit_ts": None, "_schema": None,
+                                           "_table": None, "before": [], "_msg": i})
+                return
             if key[:1] != b"\x00" or len(key) < 5:
                 raise DecodeError("key does not start with the Confluent magic byte 0x00" if key[:1] != b"\x00"
                                   else "truncated Confluent header", i, 0, part="key")
