@@ -50,7 +50,8 @@ def drop_duplicates(changelog, keys):
 def latest_state(changelog, keys, *, applied=None):
     """The table state the changelog leads to: per key the change with the highest ``_commit_ts``
     wins (at equal ts the non-DELETE — TiCDC sends a split update's DELETE first — then the later
-    offset); keys whose last change is a DELETE are removed.  With ``applied`` (the current
+    offset); keys whose last change is a DELETE are removed.  An UPDATE that changes the key
+    (generic output: its ``before`` holds the old key) also deletes the old key.  With ``applied`` (the current
     table, with ``keys`` and ``_commit_ts``), changes not newer than the applied version are
     dropped — old replays — so the result is ready for MERGE / upsert.  Batch DataFrames (in
     Structured Streaming, call it inside ``foreachBatch``)."""
@@ -58,6 +59,7 @@ def latest_state(changelog, keys, *, applied=None):
     from pyspark.sql import functions as F
 
     rows = _with_keys(changelog.where(F.col("_op").isin(*_DATA_OPS)), keys)
+    rows = rows.unionByName(_old_keys_of_key_changing_updates(rows, keys))
     rank = F.when(F.col("_op") == "DELETE", F.lit(0)).otherwise(F.lit(1))
     order = [F.col("_commit_ts").desc_nulls_last(), rank.desc()]
     if "_offset" in rows.columns:
@@ -69,6 +71,24 @@ def latest_state(changelog, keys, *, applied=None):
         latest = latest.join(a, on=list(keys), how="left").where(
             F.col("__applied_ts").isNull() | (F.col("_commit_ts") > F.col("__applied_ts"))).drop("__applied_ts")
     return latest.where(F.col("_op") != "DELETE")
+
+
+def _old_keys_of_key_changing_updates(rows, keys):
+    """A DELETE of the old key for every UPDATE whose old image has another key than its new one.
+
+    TiCDC sends an UPDATE that changes the primary key unsplit (old and new image in one event)
+    when it does not split it (``output-raw-change-event=true``, older versions): without this
+    the old key's row would stay in the state forever.  Needs the old image: generic output has
+    it in ``before``; typed output has no old image, so nothing is added there."""
+    from pyspark.sql import functions as F
+    if "before" not in rows.columns or "after" not in rows.columns:
+        return rows.limit(0)
+    changed = reduce(lambda a, b: a | b, [
+        ~F.col("before").getItem(k).eqNullSafe(F.col("after").getItem(k)) for k in keys])
+    olds = rows.where((F.col("_op") == "UPDATE") & F.col("before").isNotNull() & changed)
+    for k in keys:
+        olds = olds.withColumn(k, F.col("before").getItem(k))
+    return olds.withColumn("_op", F.lit("DELETE"))
 
 
 def complete_up_to(changelog):
