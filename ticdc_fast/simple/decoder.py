@@ -354,7 +354,7 @@ class SimpleDecoder:
                 continue
             if m.kind == "DML" and m.claim_check_location is not None:
                 continue  # a handle-key-only stand-in: the checksum is of the full row
-            ts = self._schemas.get((m.database, m.table, m.schema_version))
+            ts = self._planned.get((m.database, m.table, m.schema_version))
             if ts is None:
                 continue  # only other tables' rows skipped in typed mode get here
             if m.checksum.get("corrupted"):
@@ -452,11 +452,14 @@ class SimpleDecoder:
             key = (m.database, m.table, m.schema_version)
             if self.config.targets is not None and not self._wanted_table(m.database, m.table):
                 return
+            # "known" is what the row decoder has a plan for (``_planned``: a version announced in
+            # a decode() that failed keeps its plan), so that this path and the fast path, which
+            # asks the row decoder, always make the same choice between decoding and holding
             if m.claim_check_location is not None and self.claim_check_resolver is not None \
-                    and key in self._schemas:
+                    and key in self._planned:
                 self._claim_check(m, i, i)
                 return
-            if key in self._schemas:  # the fast path declined it: decode it on its own
+            if key in self._planned:  # the fast path declined it: decode it on its own
                 self._run_one(value, i)
                 return
             self._hold(_Held(value, key, m.type, m.commit_ts, *self._meta(i), self._batch_no, i,
@@ -482,7 +485,7 @@ class SimpleDecoder:
         full = parse_message(value, i, self.encoding)
         if full.kind != "DML" or full.claim_check_location is not None:
             raise DecodeError("claim-check file does not hold the full DML event", i, 0, part="value")
-        if (full.database, full.table, full.schema_version) not in self._schemas:
+        if (full.database, full.table, full.schema_version) not in self._planned:
             raise DecodeError("claim-check event's schema version is unknown", i, 0, part="value")
         stop, self._rows.stop_on_claim_check = self._rows.stop_on_claim_check, False
         try:

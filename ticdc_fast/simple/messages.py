@@ -73,11 +73,13 @@ def canonical_json(value: bytes, i: int) -> bytes | None:
     needless escapes, each key once (the last copy's value, at the first copy's place — what the
     twin and Go's decoder read).  The core reads this form; it declines the rare others.
     ``None`` when the document cannot be written back (nesting beyond what the encoders take)."""
-    doc = _load_json(value, i)
     try:
-        return orjson.dumps(doc)
-    except TypeError:   # integers beyond 64 bits (kept exact by the standard library parser), depth
-        pass
+        return orjson.dumps(orjson.loads(value))
+    except (orjson.JSONDecodeError, TypeError):
+        pass   # numbers beyond double range or 64 bits, parsed by the standard library, or depth
+    # the standard library writes exactly what it read: big integers as they were, and a number
+    # beyond the double range as Infinity, which the core then rejects as the twin does
+    doc = _load_json(value, i)
     try:
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
     except (RecursionError, ValueError):
