@@ -8,9 +8,9 @@ and byte-level edits, then checks:
 
 * the whole batch on a fresh decoder, Cython core vs pure-Python twin: equal batches, or a
   ``DecodeError`` naming the same message in both;
-* the same batch replayed message by message on one long-lived decoder per implementation (state
-  across messages, and decoding goes on after a failed message, as an error policy does),
-  comparing every step;
+* the same batch replayed on one long-lived decoder per implementation, in calls of 1 to 16
+  messages (state across calls; after a failed message decoding goes on with the next one, as an
+  error policy does), comparing every call;
 * that nothing but ``DecodeError`` comes out of either implementation.
 
 Cases are a pure function of ``(protocol, seed, index)``, so any case can be regenerated.  A crash
