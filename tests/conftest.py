@@ -164,6 +164,16 @@ def resolved_event(ts=1):
     return {"ts": ts, "t": 3}, None
 
 
+def plain_rows(batch) -> list[dict]:
+    """``batch.to_pylist()`` with the ``after``/``before`` maps as dicts (pyarrow gives pair lists)."""
+    rows = batch.to_pylist()
+    for r in rows:
+        for k in ("after", "before"):
+            if r.get(k) is not None:
+                r[k] = dict(r[k])
+    return rows
+
+
 def generic_row(**fields) -> dict:
     """A full generic-mode output row with defaults for every column not given."""
     row = {

@@ -21,6 +21,7 @@ from ticdc_fast.testing import (SimpleBootstrap, SimpleColumn, SimpleDML, Simple
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_avro_bad_input import SCHEMAS, TS, key, val  # noqa: E402
+from conftest import plain_rows  # noqa: E402
 
 ENCODINGS = ("json", "avro")
 T0 = 1_714_521_600_000
@@ -49,15 +50,6 @@ def _values(encoding, events):
 
 def _dec(encoding, impl, **kw):
     return ticdc_fast.SimpleDecoder(encoding, implementation=impl, **kw)
-
-
-def _plain(batch):
-    out = batch.to_pylist()
-    for r in out:
-        for k in ("after", "before"):
-            if r.get(k) is not None:
-                r[k] = dict(r[k])
-    return out
 
 
 # --------------------------------------------------------------------------- finding 6: TableSchema
@@ -155,7 +147,7 @@ def test_hostile_table_schema_is_a_decode_error_naming_the_field(case, impl):
     assert ei.value.message_index == 1, str(ei.value)
     assert HOSTILE_SCHEMAS[case][1] in str(ei.value)
     # the decoder is intact: the real BOOTSTRAP and a row decode afterwards
-    rows = _plain(dec.decode(None, _values("json", [SimpleBootstrap(V1), _ins(V1, 1)])))
+    rows = plain_rows(dec.decode(None, _values("json", [SimpleBootstrap(V1), _ins(V1, 1)])))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT"]
     assert rows[1]["after"]["name"] == "user1" and rows[1]["after"]["channel"] == "1"
 
@@ -213,7 +205,7 @@ def test_timestamp_location_that_is_no_zone(case, encoding, impl):
     # the core cannot pass a name longer than its buffer back: it names no column then
     assert ei.value.column == "ts" or (case == "too-long" and impl == "cython"), str(ei.value)
     assert "unknown time zone" in str(ei.value) and len(str(ei.value)) < 300
-    rows = _plain(dec.decode(None, _values(encoding, [SimpleBootstrap(V1), _ins(V1, 3)])))
+    rows = plain_rows(dec.decode(None, _values(encoding, [SimpleBootstrap(V1), _ins(V1, 3)])))
     assert rows[1]["after"]["ts"] == "2024-05-01 00:00:00.003Z"
 
 
@@ -274,10 +266,10 @@ def test_failed_decode_restores_released_rows(encoding, impl):
     assert ei.value.message_index == 2
     assert _state(dec) == before and dec.held() == 2
     # retried without the bad message: exactly the rows of a decoder that never failed
-    good = _plain(dec.decode(None, batch[:2], offsets=[2, 3]))
+    good = plain_rows(dec.decode(None, batch[:2], offsets=[2, 3]))
     fresh = _dec(encoding, impl, hold_max_rows=3, on_hold_overflow="emit")
     fresh.decode(None, held, offsets=[0, 1])
-    assert good == _plain(fresh.decode(None, batch[:2], offsets=[2, 3]))
+    assert good == plain_rows(fresh.decode(None, batch[:2], offsets=[2, 3]))
     assert [(r["_op"], r["_offset"]) for r in good] == [("BOOTSTRAP", 2), ("INSERT", 0), ("INSERT", 1),
                                                          ("INSERT", 3)]
     assert dec.held() == 0 and dec.table_schema("app", "users") is not None
@@ -373,7 +365,7 @@ def test_reannounced_version_keeps_the_first_schema(encoding, impl):
     out = _dec(encoding, impl, **typed).decode(None, _values(encoding, events))
     assert out.column("channel").to_pylist() == [None, None, "web"]
     dec = _dec(encoding, impl)
-    rows = _plain(dec.decode(None, _values(encoding, events)))
+    rows = plain_rows(dec.decode(None, _values(encoding, events)))
     # each BOOTSTRAP row shows what its message sent; decoding used the first
     assert '"x1"' in rows[1]["_table_schema"] and '"web"' in rows[0]["_table_schema"]
     assert [e for c in dec.state()["schemas"][0]["columns"] for e in c["dataType"].get("elements") or ()] \
@@ -495,7 +487,7 @@ def test_timestamp_location_with_json_escapes(escaped, ok, impl):
     bad = ins.replace(b"Asia/Shanghai", escaped)
     dec = _dec("json", impl)
     if ok:
-        rows = _plain(dec.decode(None, [boot, bad]))
+        rows = plain_rows(dec.decode(None, [boot, bad]))
         assert rows[1]["after"]["ts"] == "2024-05-01 00:00:00.001Z"
         return
     with pytest.raises(ticdc_fast.DecodeError) as ei:

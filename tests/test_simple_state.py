@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 import ticdc_fast
+from conftest import plain_rows
 from ticdc_fast import _impl
 from ticdc_fast.testing import (SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML, SimpleEncoder,
                                 SimpleTable, SimpleWatermark, make_tso, orders_table, simple_changefeed)
@@ -47,15 +48,6 @@ def _values(encoding, events, compression="none"):
     return [v for _, v in SimpleEncoder(encoding, compression=compression).encode(events)]
 
 
-def _rows(batch):
-    out = batch.to_pylist()
-    for r in out:
-        for k in ("after", "before"):
-            if r.get(k) is not None:
-                r[k] = dict(r[k])
-    return out
-
-
 def _dec(encoding, impl, **kw):
     return ticdc_fast.SimpleDecoder(encoding, implementation=impl, **kw)
 
@@ -68,10 +60,10 @@ def test_mid_stream_rows_held_until_bootstrap_across_calls(encoding, impl):
               SimpleBootstrap(V1), _ins(V1, 4, T0 + 5)]
     values = _values(encoding, events)
     dec = _dec(encoding, impl)
-    first = _rows(dec.decode(None, values[:4], partitions=[0, 0, 1, 0], offsets=[10, 11, 12, 13]))
+    first = plain_rows(dec.decode(None, values[:4], partitions=[0, 0, 1, 0], offsets=[10, 11, 12, 13]))
     assert [r["_op"] for r in first] == ["RESOLVED"]       # DML without a schema is held
     assert dec.held() == 3
-    second = _rows(dec.decode(None, values[4:], partitions=[0, 0], offsets=[14, 15]))
+    second = plain_rows(dec.decode(None, values[4:], partitions=[0, 0], offsets=[14, 15]))
     assert dec.held() == 0
     assert [r["_op"] for r in second] == ["BOOTSTRAP", "INSERT", "INSERT", "INSERT", "INSERT"]
     # held rows keep their own partition/offset/commit ts and come right after the BOOTSTRAP
@@ -96,7 +88,7 @@ def test_realistic_mid_stream_changefeed(encoding, impl):
     assert a.num_rows == 0 and dec.held() == cut
     b = dec.decode(None, values[cut:], offsets=list(range(cut, len(values))))
     assert dec.held() == 0
-    rows = _rows(b)
+    rows = plain_rows(b)
     dml = [r for r in rows if r["_op"] in ("INSERT", "UPDATE", "DELETE")]
     assert len(dml) == n_dml
     assert not any(r["_undecodable"] for r in rows)
@@ -105,7 +97,7 @@ def test_realistic_mid_stream_changefeed(encoding, impl):
     assert [r["_offset"] for r in rows[:first_boot + 2]] == [first_boot] + list(range(first_boot)) + [first_boot + 1]
 
     seeded = _dec(encoding, impl, schemas=[orders_table(version=events[first_boot].table.version).table_schema_json()])
-    ref = _rows(seeded.decode(None, values, offsets=list(range(len(values)))))
+    ref = plain_rows(seeded.decode(None, values, offsets=list(range(len(values)))))
     assert sorted(rows, key=lambda r: r["_offset"]) == sorted(ref, key=lambda r: r["_offset"])
 
 
@@ -119,7 +111,7 @@ def test_alter_add_column_mid_stream(encoding, impl):
                         old={"id": 1, "name": "user1", "ts": None, "score": None}),
               # a late row still written with the old version decodes with the old schema
               _ins(V1, 4, T0 + 6)]
-    rows = _rows(_dec(encoding, impl).decode(None, _values(encoding, events)))
+    rows = plain_rows(_dec(encoding, impl).decode(None, _values(encoding, events)))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT", "DDL", "INSERT", "INSERT", "UPDATE", "INSERT"]
     assert rows[1]["after"] == _after_text(1)                     # no score key at all
     assert rows[1]["_schema_version"] == V1.version
@@ -147,7 +139,7 @@ def test_alter_add_column_typed(encoding, impl):
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_realistic_alter_changefeed(encoding, impl):
     events = simple_changefeed(90, seed=11, alter_every=30, watermark_every=0, bootstrap_every=None)
-    rows = _rows(_dec(encoding, impl).decode(None, _values(encoding, events)))
+    rows = plain_rows(_dec(encoding, impl).decode(None, _values(encoding, events)))
     n_ddl = sum(isinstance(e, SimpleDDL) for e in events)
     assert n_ddl >= 2
     assert sum(r["_op"] == "DDL" for r in rows) == n_ddl
@@ -169,13 +161,13 @@ def test_realistic_alter_changefeed(encoding, impl):
 # --------------------------------------------------------------------------- state save/restore
 @pytest.mark.parametrize("compression", ["none", "lz4"])
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_state_round_trip_with_held_rows(encoding, compression, impl):
+def test_state_round_trip_with_heldplain_rows(encoding, compression, impl):
     events = [SimpleBootstrap(OTHER), _ins(V1, 1, T0 + 1), _ins(V1, 2, T0 + 2),
               SimpleDML(OTHER, "INSERT", make_tso(T0 + 3), data={"k": (1 << 64) - 1}),
               SimpleBootstrap(V1), _ins(V1, 3, T0 + 4)]
     values = _values(encoding, events, compression)
     dec = _dec(encoding, impl, compression=compression)
-    first = _rows(dec.decode(None, values[:4], partitions=[2] * 4, offsets=[100, 101, 102, 103]))
+    first = plain_rows(dec.decode(None, values[:4], partitions=[2] * 4, offsets=[100, 101, 102, 103]))
     assert [r["_op"] for r in first] == ["BOOTSTRAP", "INSERT"]
     assert first[1]["after"] == {"k": "18446744073709551615"}
     assert dec.held() == 2
@@ -184,13 +176,13 @@ def test_state_round_trip_with_held_rows(encoding, compression, impl):
     assert restored.held() == 2
     assert restored.table_schema("app", "other").version == OTHER.version
     assert restored.table_schema("app", "users") is None
-    rows = _rows(restored.decode(None, values[4:], partitions=[2, 2], offsets=[104, 105]))
+    rows = plain_rows(restored.decode(None, values[4:], partitions=[2, 2], offsets=[104, 105]))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT", "INSERT", "INSERT"]
     assert [(r["_partition"], r["_offset"]) for r in rows] == [(2, 104), (2, 101), (2, 102), (2, 105)]
     assert [r["after"] for r in rows[1:]] == [_after_text(1), _after_text(2), _after_text(3)]
     assert restored.held() == 0
     # the restored decoder still knows the other table
-    more = _rows(restored.decode(None, _values(encoding, [SimpleDML(OTHER, "DELETE", make_tso(T0 + 9), old={"k": 5})],
+    more = plain_rows(restored.decode(None, _values(encoding, [SimpleDML(OTHER, "DELETE", make_tso(T0 + 9), old={"k": 5})],
                                                compression)))
     assert more[0]["before"] == {"k": "5"}
 
@@ -212,7 +204,7 @@ def test_state_is_implementation_independent(encoding):
     cy2 = ticdc_fast.SimpleDecoder(encoding, implementation="cython", state=cy.state())
     b = cy2.decode(None, values[2:])
     assert a.equals(b)
-    assert _rows(a)[1]["after"] == _after_text(1)
+    assert plain_rows(a)[1]["after"] == _after_text(1)
 
 
 # --------------------------------------------------------------------------- seeding
@@ -230,7 +222,7 @@ def test_seed_schemas_in_every_form(encoding, impl):
     for name, seed in seeds.items():
         dec = _dec(encoding, impl, schemas=[seed])
         assert dec.table_schema("app", "users").version == V1.version, name
-        rows = _rows(dec.decode(None, dml))
+        rows = plain_rows(dec.decode(None, dml))
         assert [r["after"] for r in rows] == [_after_text(1)], name
         assert dec.held() == 0
 
@@ -241,7 +233,7 @@ def test_add_schema_after_construction(encoding, impl):
     ts = dec.add_schema(V2.table_schema_json())
     assert ts.key == ("app", "users", V2.version)
     assert [c.name for c in dec.table_schema("app", "users").columns] == ["id", "name", "ts", "score"]
-    rows = _rows(dec.decode(None, _values(encoding, [_ins(V2, 5, T0, score="0.10")])))
+    rows = plain_rows(dec.decode(None, _values(encoding, [_ins(V2, 5, T0, score="0.10")])))
     assert rows[0]["after"] == _after_text(5, score="0.10")
 
 
@@ -290,7 +282,7 @@ def test_hold_bound_emit(encoding, impl):
     events = [_ins(V1, k, T0 + k) for k in range(1, 6)] + [SimpleBootstrap(V1)]
     values = _values(encoding, events)
     dec = _dec(encoding, impl, hold_max_rows=2, on_hold_overflow="emit")
-    rows = _rows(dec.decode(None, values, partitions=[7] * 6, offsets=list(range(20, 26))))
+    rows = plain_rows(dec.decode(None, values, partitions=[7] * 6, offsets=list(range(20, 26))))
     # rows 1..3 overflowed (oldest first) and come out undecodable with their raw value
     ops = [(r["_op"], r["_undecodable"]) for r in rows]
     assert ops == [("INSERT", True)] * 3 + [("BOOTSTRAP", False), ("INSERT", False), ("INSERT", False)]
@@ -312,21 +304,21 @@ def test_hold_bound_emit_raw_with_compression(compression, impl):
     events = [_ins(V1, k, T0 + k) for k in range(1, 4)]
     plain = _values("json", events)
     dec = _dec("json", impl, compression=compression, hold_max_rows=1, on_hold_overflow="emit")
-    rows = _rows(dec.decode(None, _values("json", events, compression)))
+    rows = plain_rows(dec.decode(None, _values("json", events, compression)))
     assert [r["_undecodable"] for r in rows] == [True, True]
     assert [r["_raw"] for r in rows] == plain[:2]
 
 
 # --------------------------------------------------------------------------- flush
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_flush_emits_held_rows(encoding, impl):
+def test_flush_emits_heldplain_rows(encoding, impl):
     events = [_ins(V1, 1, T0 + 1), SimpleDML(V2, "DELETE", make_tso(T0 + 2),
                                               old={"id": 9, "name": None, "ts": None, "score": None})]
     values = _values(encoding, events)
     dec = _dec(encoding, impl)
     assert dec.decode(None, values).num_rows == 0
     assert dec.held() == 2
-    out = _rows(dec.flush(partitions=True, offsets=True))
+    out = plain_rows(dec.flush(partitions=True, offsets=True))
     assert [(r["_op"], r["_undecodable"], r["_schema_version"]) for r in out] == [
         ("INSERT", True, V1.version), ("DELETE", True, V2.version)]
     assert [r["_raw"] for r in out] == values
@@ -334,7 +326,7 @@ def test_flush_emits_held_rows(encoding, impl):
     assert dec.held() == 0
     assert dec.flush().num_rows == 0
     # a later BOOTSTRAP no longer releases anything
-    rows = _rows(dec.decode(None, _values(encoding, [SimpleBootstrap(V1)])))
+    rows = plain_rows(dec.decode(None, _values(encoding, [SimpleBootstrap(V1)])))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP"]
 
 
@@ -342,7 +334,7 @@ def test_flush_keeps_meta(impl):
     values = _values("json", [_ins(V1, 1, T0 + 1), _ins(V1, 2, T0 + 2)])
     dec = _dec("json", impl)
     dec.decode(None, values, partitions=[4, 5], offsets=[40, 50])
-    out = _rows(dec.flush(partitions=True, offsets=True))
+    out = plain_rows(dec.flush(partitions=True, offsets=True))
     assert [(r["_partition"], r["_offset"]) for r in out] == [(4, 40), (5, 50)]
 
 
@@ -385,7 +377,7 @@ def _big_insert_before_bootstrap(encoding, tmp_path):
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_held_claim_check_row_without_resolver(encoding, impl, tmp_path):
     values, _ = _big_insert_before_bootstrap(encoding, tmp_path)
-    rows = _rows(_dec(encoding, impl).decode(None, values))
+    rows = plain_rows(_dec(encoding, impl).decode(None, values))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT"]
     assert rows[1]["after"] == {"id": "1"} and rows[1]["_claim_check_location"].endswith(".json")
 
@@ -394,7 +386,7 @@ def test_held_claim_check_row_without_resolver(encoding, impl, tmp_path):
 def test_held_claim_check_row_resolved_on_release(encoding, impl, tmp_path):
     values, text = _big_insert_before_bootstrap(encoding, tmp_path)
     dec = _dec(encoding, impl, claim_check_resolver=ticdc_fast.local_claim_check(tmp_path))
-    rows = _rows(dec.decode(None, values))
+    rows = plain_rows(dec.decode(None, values))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT"]
     assert rows[1]["after"] == {"id": "1", "v": text}
     assert rows[1]["_claim_check_location"] is None
@@ -426,7 +418,7 @@ def test_rows_of_two_versions_released_by_their_own_announcements(encoding, impl
     events = [_ins(V2, 1, T0 + 1, score="1.00"), _ins(V1, 2, T0 + 2), _ins(V2, 3, T0 + 3, score=None),
               SimpleBootstrap(V1),
               SimpleDDL("ALTER", "ALTER TABLE users ADD COLUMN score DECIMAL(8,2)", make_tso(T0 + 4), V2, V1)]
-    rows = _rows(_dec(encoding, impl).decode(None, _values(encoding, events), offsets=[0, 1, 2, 3, 4]))
+    rows = plain_rows(_dec(encoding, impl).decode(None, _values(encoding, events), offsets=[0, 1, 2, 3, 4]))
     assert [(r["_op"], r["_offset"]) for r in rows] == [
         ("BOOTSTRAP", 3), ("INSERT", 1), ("DDL", 4), ("INSERT", 0), ("INSERT", 2)]
     assert rows[1]["after"] == _after_text(2)
@@ -436,7 +428,7 @@ def test_rows_of_two_versions_released_by_their_own_announcements(encoding, impl
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_repeated_bootstrap_does_not_duplicate(encoding, impl):
     events = [_ins(V1, 1, T0 + 1), SimpleBootstrap(V1), SimpleBootstrap(V1), _ins(V1, 2, T0 + 2)]
-    rows = _rows(_dec(encoding, impl).decode(None, _values(encoding, events)))
+    rows = plain_rows(_dec(encoding, impl).decode(None, _values(encoding, events)))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT", "BOOTSTRAP", "INSERT"]
     assert [r["after"] for r in rows if r["_op"] == "INSERT"] == [_after_text(1), _after_text(2)]
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import ticdc_fast
-from conftest import VECTORS
+from conftest import VECTORS, plain_rows
 from ticdc_fast import _impl
 
 DOCS = VECTORS / "simple" / "docs"
@@ -48,15 +48,6 @@ def _t1_schema() -> dict:
     }
 
 
-def _rows(batch: pa.RecordBatch) -> list[dict]:
-    rows = batch.to_pylist()
-    for r in rows:
-        for k in ("after", "before"):
-            if r.get(k) is not None:
-                r[k] = dict(r[k])
-    return rows
-
-
 # --------------------------------------------------------------------------- docs stream
 @pytest.fixture
 def docs_batch(impl):
@@ -67,7 +58,7 @@ def docs_batch(impl):
 
 def test_docs_stream_ops_and_order(docs_batch):
     dec, batch = docs_batch
-    rows = _rows(batch)
+    rows = plain_rows(batch)
     # The INSERT for simple.user arrives before its schema (the BOOTSTRAP is for new_user) and is
     # released right after the ALTER, whose preTableSchema announces the version it needs.
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "DDL", "INSERT", "UPDATE", "DELETE", "RESOLVED"]
@@ -80,7 +71,7 @@ def test_docs_stream_ops_and_order(docs_batch):
 
 def test_docs_bootstrap_row(docs_batch):
     _, batch = docs_batch
-    r = _rows(batch)[0]
+    r = plain_rows(batch)[0]
     assert r["_op"] == "BOOTSTRAP"
     assert r["_ddl_type"] == "BOOTSTRAP"
     assert r["_commit_ts"] == 0
@@ -97,7 +88,7 @@ def test_docs_bootstrap_row(docs_batch):
 
 def test_docs_ddl_row(docs_batch):
     _, batch = docs_batch
-    r = _rows(batch)[1]
+    r = plain_rows(batch)[1]
     assert r["_op"] == "DDL"
     assert r["_ddl_type"] == "ALTER"
     assert r["_ddl"] == "ALTER TABLE `user` ADD COLUMN `createTime` TIMESTAMP"
@@ -114,9 +105,9 @@ def test_docs_ddl_row(docs_batch):
     assert r["_handle_key_only"] is False
 
 
-def test_docs_dml_rows(docs_batch):
+def test_docs_dmlplain_rows(docs_batch):
     _, batch = docs_batch
-    ins, upd, dele = _rows(batch)[2:5]
+    ins, upd, dele = plain_rows(batch)[2:5]
     common = {"_schema": "simple", "_table": "user", "_table_id": 148,
               "_schema_version": 447984074911121426, "_ddl": None, "_ddl_type": None,
               "_table_schema": None, "_handle_key_only": False, "_claim_check_location": None,
@@ -138,7 +129,7 @@ def test_docs_dml_rows(docs_batch):
 
 def test_docs_watermark_row(docs_batch):
     _, batch = docs_batch
-    r = _rows(batch)[5]
+    r = plain_rows(batch)[5]
     assert r["_op"] == "RESOLVED"
     assert r["_commit_ts"] == 447984124732375041
     assert r["_build_ts"] == 1708923816911
@@ -173,12 +164,12 @@ def test_docs_stream_one_message_per_call(impl):
     dec = ticdc_fast.SimpleDecoder("json", implementation=impl)
     rows = []
     for i, v in enumerate(_docs_values()):
-        rows += _rows(dec.decode(None, [v], offsets=[100 + i]))
+        rows += plain_rows(dec.decode(None, [v], offsets=[100 + i]))
         if i == 1:
             assert dec.held() == 1          # the INSERT waits for simple.user's schema
     whole = ticdc_fast.SimpleDecoder("json", implementation=impl).decode(
         None, _docs_values(), offsets=list(range(100, 106)))
-    assert rows == _rows(whole)
+    assert rows == plain_rows(whole)
 
 
 def test_docs_stream_typed(impl):
@@ -218,7 +209,7 @@ def test_avro_watermark_vector(impl):
     value = (DERIVED / "simple_avro_watermark.value.bin").read_bytes()
     assert value[:4] == bytes.fromhex("16000002")
     dec = ticdc_fast.SimpleDecoder("avro", implementation=impl)
-    rows = _rows(dec.decode([None], [value]))
+    rows = plain_rows(dec.decode([None], [value]))
     assert len(rows) == 1
     r = rows[0]
     # same content as the docs JSON WATERMARK
@@ -232,7 +223,7 @@ def test_avro_watermark_vector(impl):
 def test_avro_insert_vector_seeded(impl):
     value = (DERIVED / "simple_avro_insert.value.bin").read_bytes()
     dec = ticdc_fast.SimpleDecoder("avro", schemas=[_t1_schema()], implementation=impl)
-    rows = _rows(dec.decode(None, [value], partitions=[2], offsets=[9]))
+    rows = plain_rows(dec.decode(None, [value], partitions=[2], offsets=[9]))
     assert len(rows) == 1
     r = rows[0]
     assert r["_op"] == "INSERT"
@@ -257,7 +248,7 @@ def test_avro_insert_vector_without_schema_is_held(impl):
     t1 = SimpleTable("test", "t1", 104, 415508856908021766,
                      [SimpleColumn("id", "int", nullable=False), SimpleColumn("val", "varchar", length=16)])
     boot = SimpleEncoder("avro").encode_value(SimpleBootstrap(t1))
-    rows = _rows(dec.decode(None, [boot]))
+    rows = plain_rows(dec.decode(None, [boot]))
     assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT"]
     assert rows[1]["after"] == {"id": "1", "val": "aa"}
     assert dec.held() == 0
