@@ -59,6 +59,25 @@ class DecodeError(ValueError):
                              self.column, self.part, self.partition, self.offset))
 
 
+class UnavailableError(DecodeError):
+    """Something the decoder needs besides the message bytes could not be reached or read: the
+    schema registry (down, timing out, answering 5xx), a claim-check store (missing permission,
+    network, a file that is not there).  The message itself may be fine, so an error policy never
+    skips or dead-letters it (``on_error`` does not apply): that would lose data.  Retry once the
+    store is back.  ``location`` names what could not be read (a URL or a claim-check URI)."""
+
+    def __init__(self, reason: str, message_index: int | None = None,
+                 byte_offset: int | None = None, column: str | None = None,
+                 part: str | None = None, partition: int | None = None, offset: int | None = None,
+                 location: str | None = None):
+        self.location = location
+        super().__init__(reason, message_index, byte_offset, column, part, partition, offset)
+
+    def __reduce__(self):
+        return (type(self), (self.reason, self.message_index, self.byte_offset, self.column,
+                             self.part, self.partition, self.offset, self.location))
+
+
 class SlowImplementationWarning(RuntimeWarning):
     """The compiled core could not be loaded: decoding falls back to the pure-Python twin, which
     gives the same output 60–160× slower.  The message says why and how to fix it."""
