@@ -9,7 +9,8 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
-from ..errors import DecodeError
+from ..errors import DecodeError, UnavailableError
+from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (TEXT_MAP, exclusive, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..open.decoder import _split_table
@@ -56,12 +57,16 @@ class AvroDecoder:
         lacks is ignored (``extra_columns="ignore"``) or an error (``"error"``); a target column the
         writer lacks is null.
     timezone: the TiCDC server time zone TIMESTAMP strings were rendered in.
+    on_error: ``"fail"`` (default), ``"skip"`` or ``"dead_letter"`` (docs/error-handling.md); a
+        registry that cannot be reached is never a message error (``UnavailableError``).
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
-                 implementation: str | None = None):
+                 on_error: str = "fail", implementation: str | None = None):
+        self.stats = DecodeStats()
+        self._policy = ErrorPolicy(on_error, self.stats)
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if extra_columns not in ("ignore", "error"):
@@ -85,6 +90,9 @@ class AvroDecoder:
         self._writers = {}
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        return self._policy.output_schema(self._batch_schema(partitions, offsets))
+
+    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     @exclusive
@@ -100,6 +108,12 @@ class AvroDecoder:
     @names_kafka_position
     @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
+        """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
+        if keys is not None and len(keys) != len(values):
+            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        return self._policy.run(self._decode_batch, keys, values, partitions, offsets)
+
+    def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         if self.implementation == "cython" and is_binary_array(values) and \
                 (keys is None or is_binary_array(keys)):
             return self._decode_arrow(keys, values, partitions, offsets)
@@ -162,8 +176,8 @@ class AvroDecoder:
 
     def _batch(self, cols, msg_index, partitions, offsets) -> pa.RecordBatch:
         add_kafka_columns(cols, msg_index, partitions, offsets)
-        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
-            partitions=partitions is not None, offsets=offsets is not None))
+        return pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(
+            partitions is not None, offsets is not None))
 
     def _fetch_schemas(self, key, value, i) -> bool:
         fetched = False
@@ -176,6 +190,8 @@ class AvroDecoder:
             try:
                 self.writer_schema(sid)
             except RegistryFailure as exc:
+                if not exc.missing:
+                    raise UnavailableError(str(exc), i, 1, part=part, location=self.source.url) from None
                 raise DecodeError(str(exc), i, 1, part=part) from None
             except SchemaProblem as exc:
                 raise DecodeError(str(exc), i, 1, part=part) from None

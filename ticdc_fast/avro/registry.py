@@ -29,7 +29,15 @@ def redact_url(url: str) -> str:
 
 
 class RegistryFailure(Exception):
-    """The registry could not give a schema; the decoder turns it into DecodeError."""
+    """The registry could not give a schema; the decoder turns it into DecodeError.
+
+    ``missing``: the registry answered that the id does not exist (or no given schema has it):
+    the message names an id nobody knows, a fault of that message.  Otherwise the registry
+    could not be asked (down, timeout, 5xx, auth) and no message is at fault."""
+
+    def __init__(self, text: str, *, missing: bool = False):
+        super().__init__(text)
+        self.missing = missing
 
 
 class SchemaSource:
@@ -82,14 +90,16 @@ class SchemaSource:
             return hit
         client = self._client_or_create()
         if client is None:
-            raise RegistryFailure(f"schema id {schema_id} is not among the given schemas and no registry is set")
+            raise RegistryFailure(f"schema id {schema_id} is not among the given schemas and no registry is set",
+                                  missing=True)
         try:
             text = client.get_schema(schema_id).schema_str
         except Exception as exc:  # SchemaRegistryError, httpx errors, timeouts
             code = getattr(exc, "http_status_code", None)
             what = f"HTTP {code}: " if code else ""
             msg = str(getattr(exc, "error_message", "") or exc).replace(self._config.get("basic.auth.user.info", "\0") if self._config else "\0", "***")
-            raise RegistryFailure(f"schema id {schema_id} from registry {self.url}: {what}{msg}") from None
+            raise RegistryFailure(f"schema id {schema_id} from registry {self.url}: {what}{msg}",
+                                  missing=code == 404) from None
         with _LOCK:
             _CACHE[key] = text
         return text

@@ -13,6 +13,7 @@ from ..arrow_types import Target, compile_targets
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
 from .._frontend import add_kafka_columns, exclusive, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
+from ..policy import DecodeStats, ErrorPolicy
 from ..timezones import get_zone, local_table
 from . import reference
 
@@ -74,14 +75,20 @@ class OpenDecoder:
     max_message_bytes:
         With compression: the most bytes the events of one Kafka message may decompress to
         (default 128 MiB); beyond it the message is a DecodeError, found without allocating more.
+    on_error:
+        What a message that cannot be decoded does: ``"fail"`` (default: DecodeError),
+        ``"skip"`` (left out, counted in ``stats``) or ``"dead_letter"`` (one ``_op="ERROR"`` row
+        with ``_error``, ``_raw_key``, ``_raw_value``); see docs/error-handling.md.
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
     """
 
     def __init__(self, *, table=None, schema: pa.Schema | None = None, timezone: str = "UTC",
                  compression: str = "none", control_events: bool = True,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, on_error: str = "fail",
                  implementation: str | None = None):
+        self.stats = DecodeStats()
+        self._policy = ErrorPolicy(on_error, self.stats)
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         get_zone(timezone)  # validate early
@@ -108,12 +115,20 @@ class OpenDecoder:
             self._core_plan = _impl.core.OpenPlan(self.config)
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        return self._policy.output_schema(self._batch_schema(partitions, offsets))
+
+    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
     @names_kafka_position
     @exclusive
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""
+        if len(keys) != len(values):
+            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        return self._policy.run(self._decode_batch, keys, values, partitions, offsets)
+
+    def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         n = len(keys)
         if len(values) != n:
             raise DecodeError(f"{n} keys but {len(values)} values")
@@ -128,8 +143,8 @@ class OpenDecoder:
         else:
             cols, msg_index = reference.decode(as_pylist(keys), as_pylist(values), self.config)
         add_kafka_columns(cols, msg_index, partitions, offsets)
-        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(
-            partitions=partitions is not None, offsets=offsets is not None))
+        return pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(
+            partitions is not None, offsets is not None))
 
 
 def _as_list(buf, offs) -> list:

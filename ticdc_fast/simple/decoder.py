@@ -21,6 +21,7 @@ from ..arrow_types import Target, compile_targets
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
 from ..errors import DecodeError
+from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, exclusive, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..open.decoder import _split_table
@@ -106,6 +107,9 @@ class SimpleDecoder:
         DecodeError on a mismatch or a ``corrupted`` flag (a Python pass per message: opt-in).
     max_message_bytes: with compression, the most bytes one message (or claim-check file) may
         decompress to (default 128 MiB); beyond it a DecodeError, found without allocating more.
+    on_error: ``"fail"`` (default), ``"skip"`` or ``"dead_letter"`` (docs/error-handling.md).  A
+        bad message has no effect on the schema cache or the held rows; a held message that
+        fails when its schema arrives in a later batch is skipped or dead-lettered then.
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -114,7 +118,9 @@ class SimpleDecoder:
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 implementation: str | None = None):
+                 on_error: str = "fail", implementation: str | None = None):
+        self.stats = DecodeStats()
+        self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
@@ -182,6 +188,9 @@ class SimpleDecoder:
         self._build(arrow_schema(max(known, key=lambda ts: ts.version)))
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        return self._policy.output_schema(self._batch_schema(partitions, offsets))
+
+    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         self._ensure_built()
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
@@ -259,21 +268,44 @@ class SimpleDecoder:
         so the same batch can be retried (or skipped) without duplicated or lost rows.  (Their
         changes are logged and undone on failure: the cost of a call does not grow with the
         number of rows held or schemas known.)"""
+        if keys is not None and len(keys) != len(values):
+            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
         self._ensure_built()
         self._schema_undo = []
         self._held.begin()
         try:
-            out = self._decode(keys, values, partitions, offsets)
+            out = self._policy.run(self._decode_batch, keys, values, partitions, offsets)
         except BaseException:
-            for key in reversed(self._schema_undo):
-                del self._schemas[key]
-            self._held.rollback()
-            self._rows.reset()
+            self._undo_to(0, None)
             raise
         finally:
             self._schema_undo = None
         self._held.commit()
         return out
+
+    def _undo_to(self, schemas: int, held: int | None) -> None:
+        for key in reversed(self._schema_undo[schemas:]):
+            del self._schemas[key]
+        del self._schema_undo[schemas:]
+        self._held.rollback(held)
+        self._rows.reset()
+
+    def _set_aside_held(self, exc: DecodeError) -> BadMessage | None:
+        """A held message from an earlier batch failed when its schema came: the error policy
+        takes it out of the hold queue (the failed call left the queue as it was)."""
+        h = getattr(exc, "held", None)
+        if h is None or not self._held.remove(h):
+            return None
+        return BadMessage(exc, None, h.value, h.partition, h.offset)
+
+    def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
+        """One stretch of the batch, all or nothing (the error policy may decode several)."""
+        mark = (len(self._schema_undo), self._held.savepoint())
+        try:
+            return self._decode(keys, values, partitions, offsets)
+        except BaseException:
+            self._undo_to(*mark)
+            raise
 
     def _decode(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         n = len(values)
@@ -319,7 +351,7 @@ class SimpleDecoder:
             held = {h.index for h in still if h is not None}
             self._verify_checksums([(i, message(i)) for i in range(n) if i not in held])
         cols, msg_index = rows.finish(self._fields)
-        schema = self.output_schema(partitions=parts is not None, offsets=offs is not None)
+        schema = self._batch_schema(parts is not None, offs is not None)
         if parts is not None or offs is not None:
             idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
             if parts is not None:
@@ -342,8 +374,8 @@ class SimpleDecoder:
                 cols.append(pa.array([m[0] for m in self._extra_meta], pa.int32()).take(idx))
             if offsets:
                 cols.append(pa.array([m[1] for m in self._extra_meta], pa.int64()).take(idx))
-        return pa.RecordBatch.from_arrays(cols, schema=self.output_schema(partitions=partitions,
-                                                                          offsets=offsets))
+        out = pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(partitions, offsets))
+        return as_dead_letter_batch(out) if self._policy.on_error == "dead_letter" else out
 
     def _verify_checksums(self, indexed_values) -> None:
         from .checksum import row_checksum
@@ -559,6 +591,8 @@ class SimpleDecoder:
                                       origin, exc.byte_offset, exc.column, exc.part)
                 if h.partition is not None or h.offset is not None:
                     exc.at_kafka(h.partition, h.offset)
+                if origin is None:
+                    exc.held = h    # for the error policy: no message of this batch is at fault
                 raise exc from None
 
     def _emit_undecodable(self, h: _Held) -> None:

@@ -80,6 +80,19 @@ class HoldQueue:
         self._compact()
         return taken
 
+    def remove(self, h: Held) -> bool:
+        """Remove one held message (found by identity); False if it is not held."""
+        numbers = self._by_key.get(h.key)
+        for number in numbers or ():
+            if self._entries[number] is h:
+                numbers.remove(number)
+                if not numbers:
+                    del self._by_key[h.key]
+                self._drop(number)
+                self._log(("remove", number, h))
+                return True
+        return False
+
     # ------------------------------------------------------------------ undo log
     def begin(self) -> None:
         self._undo = []
@@ -87,8 +100,17 @@ class HoldQueue:
     def commit(self) -> None:
         self._undo = None
 
-    def rollback(self) -> None:
-        undo, self._undo = self._undo or [], None
+    def savepoint(self) -> int:
+        return len(self._undo) if self._undo is not None else 0
+
+    def rollback(self, savepoint: int | None = None) -> None:
+        """Undo the changes since ``savepoint``, keeping the log open (a later ``commit`` or
+        ``rollback`` covers what came before it); without one, all since ``begin``, ending it."""
+        undo = self._undo or []
+        if savepoint is None:
+            self._undo = None
+        else:
+            undo, self._undo = undo[savepoint:], undo[:savepoint]
         for step in reversed(undo):
             if step[0] == "append":
                 number = step[1]
@@ -97,6 +119,14 @@ class HoldQueue:
                 numbers.pop()       # appended last, so it is the newest of its key
                 if not numbers:
                     del self._by_key[h.key]
+            elif step[0] == "remove":
+                _, number, h = step
+                self._put(number, h)
+                numbers = self._by_key.setdefault(h.key, deque())
+                numbers.append(number)
+                if list(numbers) != sorted(numbers):
+                    self._by_key[h.key] = deque(sorted(numbers))
+                heapq.heappush(self._heap, number)
             elif step[0] == "pop_oldest":
                 _, number, h = step
                 self._put(number, h)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 import json
 from importlib import resources
 
@@ -150,7 +151,9 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
     try:
         name, rec = fastavro.schemaless_reader(buf, avro_schema(), return_record_name=True)
     except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ...
-        raise DecodeError(f"invalid Avro message: {type(exc).__name__}: {exc}", i, buf.tell(),
+        # fastavro's text may name the stream object (its address differs per run): not ours to show
+        text = re.sub(r" from <[^>]*>", "", str(exc))
+        raise DecodeError(f"invalid Avro message: {type(exc).__name__}: {text}", i, buf.tell(),
                           part="value") from None
     _need(buf.tell() == len(value), f"{len(value) - buf.tell()} trailing bytes after the Avro message",
           i, buf.tell())
