@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401
 import pyarrow.parquet as pq
 import pytest
 
@@ -50,6 +52,30 @@ def test_decode_failing_on_its_last_message_leaves_no_output_file(tmp_path, mess
     assert "no output written" in err and str(out) in err
     assert f"offset {len(messages)}" in err                    # names the Kafka position
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]        # neither the file nor a temporary
+
+
+@pytest.mark.parametrize("policy", ["skip", "dead_letter"])
+def test_decode_with_an_error_policy_keeps_going_and_says_how_many(tmp_path, messages, impl, capfd, policy):
+    poison = [(messages[0][0], b"\x00\x00\x00"), (b"not a key", messages[1][1])]
+    cap = _capture(tmp_path / "in.jsonl", messages[:10] + poison[:1] + messages[10:] + poison[1:])
+    out = tmp_path / "out.parquet"
+    assert main(["decode", "--protocol", "open", "--input", str(cap), "-o", str(out), "--batch-size", "100",
+                 "--implementation", impl, "--on-error", policy]) == 0
+    got = pq.read_table(out)
+    want = ticdc_fast.OpenDecoder(implementation=impl).decode(
+        [k for k, _ in messages], [v for _, v in messages], partitions=[0] * len(messages),
+        offsets=[i if i < 10 else i + 1 for i in range(len(messages))])
+    good = got.filter(pa.compute.not_equal(got.column("_op"), "ERROR"))
+    assert good.select(want.schema.names).to_pylist() == want.to_pylist()
+    out_text = capfd.readouterr().out
+    if policy == "skip":
+        assert got.num_rows == want.num_rows
+        assert "bad messages: 2 skipped, 0 dead-lettered" in out_text
+    else:
+        dead = got.filter(pa.compute.equal(got.column("_op"), "ERROR"))
+        assert dead.column("_offset").to_pylist() == [10, len(messages) + 1]
+        assert dead.column("_raw_value").to_pylist() == [poison[0][1], poison[1][1]]
+        assert "bad messages: 0 skipped, 2 dead-lettered" in out_text
 
 
 def test_capture_round_trip_keeps_binary_bytes(tmp_path):

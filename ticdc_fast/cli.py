@@ -56,7 +56,7 @@ def _make_decoder(args, table=None, schema=None):
         opts["registry"] = args.registry
         if args.timezone:
             opts["timezone"] = args.timezone
-    kw = {"implementation": args.implementation}
+    kw = {"implementation": args.implementation, "on_error": getattr(args, "on_error", "fail")}
     if schema is not None:
         kw.update(table=table, schema=schema)
     return make_decoder(args.protocol, **kw, **opts)
@@ -147,7 +147,14 @@ def _cmd_decode(args) -> int:
         return 1
     print(f"{msgs:,} messages → {rows:,} rows in {args.output} "
           f"(decode {t_decode:.2f} s, {msgs / max(t_decode, 1e-9):,.0f} msg/s)")
+    print(_stats_line(decoder.stats))
     return 0
+
+
+def _stats_line(stats) -> str:
+    """What the error policy and the text repair did: always printed, so none of it is silent."""
+    return (f"bad messages: {stats.skipped:,} skipped, {stats.dead_lettered:,} dead-lettered "
+            f"(ERROR rows); text values with invalid UTF-8 replaced: {stats.invalid_utf8_replaced:,}")
 
 
 def _check_source(args) -> None:
@@ -226,6 +233,10 @@ def main(argv=None) -> int:
     dec.add_argument("--output", "-o", required=True, help="(required) Parquet file to write; written "
                      "to a temporary file beside it and renamed when the whole input decoded")
     dec.add_argument("--batch-size", type=int, default=50_000)
+    dec.add_argument("--on-error", dest="on_error", choices=("fail", "skip", "dead_letter"), default="fail",
+                     help="a message that cannot be decoded: stop with its Kafka position (fail, default), "
+                          "leave it out and count it (skip), or write it as an _op=ERROR row with its "
+                          "bytes and error (dead_letter)")
     dec.add_argument("--implementation", choices=("auto", "cython", "python"), default="auto",
                      help="the compiled core, the pure-Python twin, or the core when it loads (default)")
 
