@@ -12,6 +12,7 @@ driver's, and every worker checks that it runs the implementation the driver cho
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from pathlib import Path
 
@@ -134,7 +135,52 @@ def worker_implementations(spark, partitions: int = 2) -> list[dict]:
     return [r.asDict() for r in df.collect()]
 
 
-def decode(df, protocol: str, *, table=None, schema=None, implementation: str | None = None, **options):
+class _StatsParam:
+    """Spark accumulator arithmetic for ``DecodeStats`` (pickled to the workers by reference)."""
+
+    @staticmethod
+    def zero(value):
+        from ..policy import DecodeStats
+        return DecodeStats()
+
+    @staticmethod
+    def addInPlace(a, b):
+        return a + b
+
+
+def decode_stats(spark):
+    """An accumulator for ``decode(..., stats=acc)``: after an action, ``acc.value`` is the
+    ``DecodeStats`` (messages, rows, skipped, dead_lettered, invalid_utf8_replaced) summed over
+    the tasks that ran.  Like every Spark accumulator updated in a transformation, a task that
+    is retried adds its counts again; a streaming query's counts grow with each micro-batch."""
+    from pyspark.accumulators import AccumulatorParam
+
+    from ..policy import DecodeStats
+
+    class Param(AccumulatorParam):
+        zero = staticmethod(_StatsParam.zero)
+        addInPlace = staticmethod(_StatsParam.addInPlace)
+
+    return spark.sparkContext.accumulator(DecodeStats(), Param())
+
+
+def split_dead_letters(df):
+    """(good rows, dead letters) of a DataFrame decoded with ``on_error="dead_letter"``: the
+    ERROR rows keep ``_error``, ``_raw_key``, ``_raw_value``, ``_partition``, ``_offset``; the good
+    rows drop those three dead-letter columns.  Works on streaming DataFrames and inside
+    ``foreachBatch``."""
+    from pyspark.sql import functions as F
+
+    from ..policy import COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE, OP_ERROR
+    is_error = F.col("_op") == F.lit(OP_ERROR)
+    good = df.filter(~is_error).drop(COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE)
+    kafka = [c for c in df.columns if c in ("_partition", "_offset", "_topic", "_timestamp")]
+    dead = df.filter(is_error).select(COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE, *kafka)
+    return good, dead
+
+
+def decode(df, protocol: str, *, table=None, schema=None, implementation: str | None = None,
+           on_error: str = "fail", stats=None, **options):
     """Decode a DataFrame shaped like Spark's Kafka source (``key``, ``value`` binary, ``partition``,
     ``offset``; other columns ignored) with ``mapInArrow``.
 
@@ -144,6 +190,12 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
     → decimal(38,s), TIME → string).  ``schema`` is a pyarrow schema, a ``StructType`` or a DDL
     string.  ``options`` go to the decoder (``timezone``, ``compression``, ``registry``...).
     Works for batch and streaming DataFrames; ``_partition``/``_offset`` are kept.
+
+    ``on_error``: ``"fail"`` (default: the task fails with a DecodeError naming the Kafka
+    partition and offset), ``"skip"`` or ``"dead_letter"`` (ERROR rows; ``split_dead_letters``
+    separates them); see docs/error-handling.md.  Each task logs one line with its counts (logger
+    ``ticdc_fast``, in the executor's stderr) and adds them to ``stats``, an accumulator from
+    ``decode_stats(spark)``, when given.
 
     The workers decode with the driver's implementation (the compiled core unless
     ``implementation="python"`` or ``TICDC_FAST_PURE=1``); a worker that cannot load the core
@@ -155,16 +207,18 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
         raise ValueError("typed output needs both table= and schema=")
     if schema is not None:
         schema = as_arrow_schema(schema)  # in the driver: a DDL string needs the JVM
+    from ..policy import check_on_error
+    options["on_error"] = check_on_error(on_error)
     options["implementation"] = _impl.resolve(implementation)
     out_schema = output_arrow_schema(protocol, table, schema, **options)
     spark_struct = to_spark_struct(out_schema)
     columns = [c for c in ("key", "value", "partition", "offset") if c in df.columns]
     if "value" not in columns:
         raise ValueError("the DataFrame needs a 'value' column (and usually 'key', 'partition', 'offset')")
-    args = (protocol, table, schema, options, out_schema)
+    args = (protocol, table, schema, options, out_schema, stats)
 
     def run(batches, _args=args):
-        proto, tbl, sch, opts, target = _args
+        proto, tbl, sch, opts, target, acc = _args
         problem = _worker_problem(opts["implementation"])
         if problem is not None:
             raise RuntimeError(problem)
@@ -182,9 +236,29 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
             out = dec.decode(keys if keys is not None else [None] * b.num_rows, values,
                              partitions=parts, offsets=offs)
             yield _conform(out, target)
+        _report_task(dec.stats, acc)
 
     with _worker_environment(df.sparkSession):
         return df.select(*columns).mapInArrow(run, spark_struct)
+
+
+def _report_task(stats, acc) -> None:
+    """One log line per task, and the accumulator: what the policy did is never silent."""
+    if stats.messages == 0:
+        return
+    try:
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        where = f"stage {ctx.stageId()} partition {ctx.partitionId()}" if ctx else "task"
+    except Exception:  # noqa: BLE001 - a log line must not fail the task
+        where = "task"
+    level = logging.WARNING if stats.skipped or stats.dead_lettered else logging.INFO
+    logging.getLogger("ticdc_fast").log(
+        level, "ticdc_fast decode (%s): %d messages -> %d rows; %d skipped, %d dead-lettered; "
+        "%d text values with invalid UTF-8 replaced", where, stats.messages, stats.rows, stats.skipped,
+        stats.dead_lettered, stats.invalid_utf8_replaced)
+    if acc is not None:
+        acc.add(stats)
 
 
 def _conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
