@@ -425,9 +425,10 @@ def build_all(protocol: str, mixes=MIXES) -> dict:
 
 
 # ============================================================================ decoders
-def make_decoder(protocol: str, corpus: dict, mode: str, implementation: str = "cython"):
+def make_decoder(protocol: str, corpus: dict, mode: str, implementation: str = "cython", **options):
     import ticdc_fast
     typed = {"table": QUALIFIED, "schema": corpus["typed_schema"]} if mode == "typed" else {}
+    typed.update(options)
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if protocol == "open":
@@ -445,12 +446,12 @@ class Batch:
     """One benchmark case: the Kafka batch (``keys``/``values`` arrays) and its decoder."""
 
     def __init__(self, protocol: str, corpus: dict, mode: str, rows: int,
-                 implementation: str = "cython"):
+                 implementation: str = "cython", **options):
         n = corpus["messages"][rows]
         self.keys = unpack(corpus["keys"], n)
         self.values = unpack(corpus["values"], n)
         self.nbytes = payload_bytes(self.keys, self.values)
-        self.decoder = make_decoder(protocol, corpus, mode, implementation)
+        self.decoder = make_decoder(protocol, corpus, mode, implementation, **options)
 
     def decode(self):
         return self.decoder.decode(self.keys, self.values)
