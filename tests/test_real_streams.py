@@ -259,3 +259,133 @@ def test_open_ddl_value_type_is_a_number(impl):
     enc = OpenEncoder("ticdc")
     (row,) = _open(impl, enc.encode([DDL("db", "t", TS, "CREATE TABLE t (id INT)", 3)]))
     assert row["_op"] == "DDL" and row["_ddl_type"] == 3 and row["_schema"] == "db"
+
+
+# =========================================================================== simple protocol
+from ticdc_fast.testing import (SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML,  # noqa: E402
+                                SimpleEncoder, SimpleTable, SimpleWatermark)
+
+S_V1 = make_tso(1_714_521_000_000)
+
+
+def _simple_table(version=S_V1):
+    return SimpleTable("db", "t", 100, version, [
+        SimpleColumn("id", "bigint", nullable=False),
+        SimpleColumn("biu", "bigint", unsigned=True), SimpleColumn("f", "float"),
+        SimpleColumn("d", "double"), SimpleColumn("b64", "bit", length=64, default=5),
+        SimpleColumn("st", "set", elements=[f"e{i}" for i in range(64)]),
+        SimpleColumn("ts", "timestamp", decimal=3), SimpleColumn("vb", "varbinary", length=16),
+        SimpleColumn("tx", "text"), SimpleColumn("en", "enum", elements=["a", "b"])])
+
+
+def _simple(impl, encoding, messages, **kw):
+    dec = ticdc_fast.SimpleDecoder(encoding, implementation=impl, **kw)
+    return plain_rows(dec.decode([k for k, _ in messages], [v for _, v in messages])), dec
+
+
+S_ROW = {"id": 1, "biu": (1 << 64) - 1, "f": 1e6, "d": 1e-7, "b64": 1 << 63,
+         "st": (1 << 64) - 1, "ts": ("Asia/Shanghai", "2024-05-01 08:00:00.123"),
+         "vb": b"\x00\xff", "tx": "é", "en": 2}
+S_TEXT = {"id": "1", "biu": "18446744073709551615", "f": "1000000", "d": "0.0000001",
+          "b64": "9223372036854775808", "st": "18446744073709551615",
+          "ts": "2024-05-01 00:00:00.123Z", "vb": "AP8=", "tx": "é", "en": "2"}
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+@pytest.mark.parametrize("flavor", ["tiflow", "ticdc"])
+@pytest.mark.parametrize("compression", ["none", "snappy", "lz4"])
+def test_simple_every_message_kind(impl, encoding, flavor, compression):
+    # §B.2 the six kinds; §B.3 values (BIT long in tiflow Avro / string in ticdc, wrapped
+    # UnsignedBigint, 64-element SET wrapped, TIMESTAMP {location,value}); §0 compression of all
+    t = _simple_table()
+    t2 = _simple_table(S_V1 + 1)
+    enc = SimpleEncoder(encoding, flavor, compression)
+    msgs = enc.encode([
+        SimpleBootstrap(t),
+        SimpleDML(t, "INSERT", S_V1 + 10, data=S_ROW),
+        SimpleDML(t, "UPDATE", S_V1 + 11, data=S_ROW, old={**S_ROW, "id": 2}),
+        SimpleDML(t, "DELETE", S_V1 + 12, old=S_ROW, table_id=101),
+        SimpleDDL("ALTER", "ALTER TABLE t COMMENT 'x'", S_V1 + 13, t2, t),
+        SimpleDDL("CREATE", "CREATE TABLE t2 (id INT)", S_V1 + 14, t2),
+        SimpleDDL("ERASE", "DROP DATABASE db2", S_V1 + 15, None),
+        SimpleWatermark(S_V1 + 16),
+    ])
+    rows, _ = _simple(impl, encoding, msgs, compression=compression)
+    assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT", "UPDATE", "DELETE", "DDL", "DDL",
+                                        "DDL", "RESOLVED"]
+    assert rows[1]["after"] == S_TEXT and rows[1]["before"] is None
+    assert rows[2]["after"] == S_TEXT and rows[2]["before"] == {**S_TEXT, "id": "2"}
+    assert rows[3]["before"] == S_TEXT and rows[3]["_table_id"] == 101
+    assert [r["_ddl_type"] for r in rows[4:7]] == ["ALTER", "CREATE", "ERASE"]
+    assert rows[6]["_ddl"] == "DROP DATABASE db2" and rows[6]["_table_schema"] is None
+    assert rows[7]["_commit_ts"] == S_V1 + 16
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+def test_simple_dml_before_any_bootstrap_is_held_not_rejected(impl, encoding):
+    # §E.17 (tiflow #11032, v7.5.2 sent no BOOTSTRAP): DML with no schema is held, then released
+    t = _simple_table()
+    enc = SimpleEncoder(encoding)
+    dml = enc.encode([SimpleDML(t, "INSERT", S_V1 + 10, data=S_ROW)])
+    boot = enc.encode([SimpleBootstrap(t)])
+    dec = ticdc_fast.SimpleDecoder(encoding, implementation=impl)
+    first = dec.decode([None], [dml[0][1]])
+    assert first.num_rows == 0 and dec.held() == 1
+    rows = plain_rows(dec.decode([None], [boot[0][1]]))
+    assert [r["_op"] for r in rows] == ["BOOTSTRAP", "INSERT"] and rows[1]["after"] == S_TEXT
+
+
+def test_simple_ticdc_v85_json_floats_in_go_v_format(impl):
+    # §E.14 (ticdc #1087, fixed by PR #3973): ticdc v8.5.x wrote FLOAT/DOUBLE with Go %v, so
+    # exponents appear inside the JSON strings ("1e+06", "1e-07", "3.4028235e+38")
+    t = _simple_table()
+    enc = SimpleEncoder("json", "ticdc")
+    boot, dml = enc.encode([SimpleBootstrap(t), SimpleDML(t, "INSERT", S_V1 + 10, data=S_ROW)])
+    value = dml[1].replace(b'"d":"0.0000001"', b'"d":"1e-07"').replace(b'"f":"1000000"', b'"f":"1e+06"')
+    big = dml[1].replace(b'"d":"0.0000001"', b'"d":"1e+21"').replace(b'"f":"1000000"', b'"f":"3.4028235e+38"')
+    assert value != dml[1] and big != dml[1]
+    rows, _ = _simple(impl, "json", [boot, (None, value), (None, big)])
+    assert rows[1]["after"] == S_TEXT
+    assert rows[2]["after"] == {**S_TEXT, "d": "1" + "0" * 21, "f": "34028235" + "0" * 31}
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+@pytest.mark.parametrize("mode", ["handle-key-only", "claim-check"])
+def test_simple_large_message_stand_ins_are_flagged(impl, encoding, mode):
+    # §B.5: handleKeyOnly (both modes) and claimCheckLocation; without a resolver the row holds
+    # the handle-key columns and says so
+    t = _simple_table()
+    enc = SimpleEncoder(encoding, max_message_bytes=400, large_message_handle=mode)
+    msgs = (SimpleEncoder(encoding).encode([SimpleBootstrap(t)])
+            + enc.encode([SimpleDML(t, "INSERT", S_V1 + 10, data={**S_ROW, "tx": "x" * 400})]))
+    rows, _ = _simple(impl, encoding, msgs)
+    # a claim-check stand-in is marked by its location (as in the open protocol), not as
+    # handle-key-only: the full row exists, in the file
+    claim_check = mode == "claim-check"
+    assert rows[1]["after"] == {"id": "1"}
+    assert rows[1]["_handle_key_only"] is not claim_check
+    assert (rows[1]["_claim_check_location"] or "").startswith("file:///tmp/ticdc-claim-check/") is claim_check
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+def test_simple_checksum_fields(impl, encoding):
+    # §B.2 checksum object ([integrity] row checksums); current/previous are uint32
+    t = _simple_table()
+    enc = SimpleEncoder(encoding)
+    ck = {"version": 1, "corrupted": False, "current": 0xFFFFFFFF, "previous": 7}
+    msgs = enc.encode([SimpleBootstrap(t), SimpleDML(t, "UPDATE", S_V1 + 10, data=S_ROW, old=S_ROW,
+                                                     checksum=ck)])
+    rows, _ = _simple(impl, encoding, msgs)
+    r = rows[1]
+    assert (r["_checksum_version"], r["_checksum_corrupted"], r["_checksum_current"],
+            r["_checksum_previous"]) == (1, False, 0xFFFFFFFF, 7)
+
+
+def test_simple_avro_map_entries_in_random_order(impl):
+    # §B.3, addendum 5: Avro data/old map entry order is Go map order (random per message)
+    t = _simple_table()
+    enc = SimpleEncoder("avro", "ticdc", avro_map_order="random", seed=3)
+    msgs = enc.encode([SimpleBootstrap(t)] + [SimpleDML(t, "INSERT", S_V1 + i, data=S_ROW)
+                                              for i in range(5)])
+    rows, _ = _simple(impl, "avro", msgs)
+    assert all(r["after"] == S_TEXT for r in rows[1:])
