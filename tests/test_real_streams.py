@@ -9,6 +9,8 @@ the decoded values with both implementations.
 from __future__ import annotations
 
 import base64
+import json
+import struct
 
 import pytest
 from conftest import frame, plain_rows
@@ -389,3 +391,178 @@ def test_simple_avro_map_entries_in_random_order(impl):
                                               for i in range(5)])
     rows, _ = _simple(impl, "avro", msgs)
     assert all(r["after"] == S_TEXT for r in rows[1:])
+
+
+# =========================================================================== avro protocol
+from ticdc_fast.testing import AvroColumn, AvroEncoder  # noqa: E402
+
+
+def _zz(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _avro_bytes(b: bytes) -> bytes:
+    return _zz(len(b)) + b
+
+
+def _confluent(schema_id: int, body: bytes) -> bytes:
+    return b"\x00" + schema_id.to_bytes(4, "big") + body
+
+
+def _avro(impl, schemas, messages, **kw):
+    dec = ticdc_fast.AvroDecoder(schemas=schemas, implementation=impl, **kw)
+    return plain_rows(dec.decode([k for k, _ in messages], [v for _, v in messages]))
+
+
+def _field(name, avro_type, tidb_type=None, nullable=False, null_first=True, **extra):
+    t = {"type": avro_type, **extra}
+    if tidb_type is not None:
+        t["connect.parameters"] = {"tidb_type": tidb_type}
+    if nullable:
+        return {"default": None, "name": name, "type": ["null", t] if null_first else [t, "null"]}
+    return {"name": name, "type": t}
+
+
+def _record(fields, name="t", namespace="default.db"):
+    return json.dumps({"type": "record", "name": name, "namespace": namespace, "fields": fields},
+                      separators=(",", ":"))
+
+
+@pytest.mark.parametrize("flavor", ["tiflow", "ticdc"])
+def test_avro_nullable_column_with_default_has_null_second(impl, flavor):
+    # §E.4 (tiflow #11994, PR #12191): a nullable column with a non-null default is [T,"null"]
+    cols = {("db", "t"): [AvroColumn("id", C.T_LONGLONG, flags=11),
+                          AvroColumn("n", C.T_LONG, flags=64, default="3"),
+                          AvroColumn("s", C.T_VARCHAR, flags=64, default="x")]}
+    enc = AvroEncoder(flavor=flavor, table_columns=cols)
+    msgs = enc.encode([RowChange("db", "t", TS, after=[Col("id", C.T_LONGLONG, 1, 11),
+                                                       Col("n", C.T_LONG, None, 64),
+                                                       Col("s", C.T_VARCHAR, "v", 64)]),
+                       RowChange("db", "t", TS + 1, after=[Col("id", C.T_LONGLONG, 2, 11),
+                                                           Col("n", C.T_LONG, 4, 64),
+                                                           Col("s", C.T_VARCHAR, None, 64)])])
+    assert any('[{"type":"int"' in text for _, _, text in enc.registered)
+    rows = _avro(impl, {sid: text for _, sid, text in enc.registered}, msgs)
+    assert [r["after"] for r in rows] == [{"id": "1", "n": None, "s": "v"},
+                                          {"id": "2", "n": "4", "s": None}]
+
+
+def test_avro_pre_v6_schemas(impl):
+    # §E.5 (tiflow #4818: NOT NULL columns were nullable unions before v6.0), §E.6 (old
+    # encodings: TEXT as bytes), §E.7 (FLOAT was double before v7.0): decode by the writer schema
+    value = _record([_field("id", "long", "BIGINT", nullable=True),
+                     _field("f", "double", "FLOAT", nullable=True),
+                     _field("tx", "bytes", nullable=True),
+                     _field("d", "double", "DOUBLE")])
+    key = _record([_field("id", "long", "BIGINT", nullable=True)])
+    body = (b"\x02" + _zz(7) + b"\x02" + struct.pack("<d", 0.1)
+            + b"\x02" + _avro_bytes("é".encode()) + struct.pack("<d", -0.0))
+    rows = _avro(impl, {1: key, 2: value}, [(_confluent(1, b"\x02" + _zz(7)), _confluent(2, body))])
+    assert rows[0]["_op"] == "UPSERT" and dict(rows[0]["_key"]) == {"id": "7"}
+    # an Avro bytes field is bytes whatever column it came from: standard base64 of them
+    assert rows[0]["after"] == {"id": "7", "f": "0.1", "tx": base64.b64encode("é".encode()).decode(),
+                                "d": "-0"}
+
+
+def test_avro_schema_without_connect_parameters(impl):
+    # §E.6: schemas registered by old versions differ; a field without a tidb_type decodes by
+    # its Avro type
+    value = _record([_field("id", "long"), _field("s", "string", nullable=True),
+                     _field("b", "bytes"), _field("x", "double"), _field("i", "int")])
+    body = _zz(5) + b"\x02" + _avro_bytes(b"hi") + _avro_bytes(b"\x00\xff") \
+        + struct.pack("<d", 2.5) + _zz(-3)
+    rows = _avro(impl, {2: value}, [(None, _confluent(2, body))])
+    assert rows[0]["after"] == {"id": "5", "s": "hi", "b": "AP8=", "x": "2.5", "i": "-3"}
+
+
+@pytest.mark.parametrize("flavor", ["tiflow", "ticdc"])
+@pytest.mark.parametrize("unsigned_mode", ["long", "string"])
+@pytest.mark.parametrize("decimal_mode", ["precise", "string"])
+def test_avro_option_modes_and_flavour_forms(impl, flavor, unsigned_mode, decimal_mode):
+    # §C.4, §E.8: BIGINT UNSIGNED long wraps (reinterpreted) or string; DECIMAL precise (minimal
+    # two's complement, addendum 4) or string; BIT minimal (tiflow) or ceil(n/8) bytes (ticdc);
+    # ENUM/SET names with an escaped comma in "allowed"; §C.1 tombstone DELETE
+    cols = {("db", "t"): [AvroColumn("id", C.T_LONGLONG, flags=11),
+                          AvroColumn("u", C.T_LONGLONG, flags=C.FLAG_UNSIGNED | 64),
+                          AvroColumn("dc", C.T_NEWDECIMAL, flags=65, length=12, scale=2),
+                          AvroColumn("bt", C.T_BIT, flags=65, length=20),
+                          AvroColumn("en", C.T_ENUM, flags=64, elements=("a,b", "c")),
+                          AvroColumn("st", C.T_SET, flags=64, elements=("x", "y,z"))]}
+    enc = AvroEncoder(flavor=flavor, table_columns=cols, bigint_unsigned_handling_mode=unsigned_mode,
+                      decimal_handling_mode=decimal_mode)
+    row = [Col("id", C.T_LONGLONG, 1, 11), Col("u", C.T_LONGLONG, (1 << 64) - 1, 192),
+           Col("dc", C.T_NEWDECIMAL, "-1.28", 65), Col("bt", C.T_BIT, 1, 65),
+           Col("en", C.T_ENUM, 1, 64), Col("st", C.T_SET, 3, 64)]
+    msgs = enc.encode([RowChange("db", "t", TS, after=row), RowChange("db", "t", TS + 1, before=row)])
+    rows = _avro(impl, {sid: text for _, sid, text in enc.registered}, msgs)
+    assert rows[0]["_op"] == "INSERT" and rows[0]["_commit_ts"] == TS
+    assert rows[0]["after"] == {"id": "1", "u": "18446744073709551615", "dc": "-1.28", "bt": "1",
+                                "en": "a,b", "st": "x,y,z"}
+    assert rows[1]["_op"] == "DELETE" and rows[1]["before"] == {"id": "1"}
+
+
+def test_avro_ticdc_include_before_value(impl):
+    # §C.1/§C.3, §F avro-include-before-value (ticdc): _ticdc_before, and a DELETE with a value
+    # whose _tidb_op is "d"
+    inner = [_field("id", "long", "BIGINT"), _field("v", "string", "TEXT", nullable=True)]
+    before = {"type": "record", "name": "t_before", "fields": inner}
+    value = _record(inner + [{"default": None, "name": "_ticdc_before", "type": ["null", before]},
+                             {"default": "", "name": "_tidb_op", "type": "string"}])
+    key = _record([_field("id", "long", "BIGINT")])
+    upd = _zz(1) + b"\x02" + _avro_bytes(b"new") + b"\x02" + _zz(1) + b"\x02" + _avro_bytes(b"old") \
+        + _avro_bytes(b"u")
+    dele = _zz(1) + b"\x02" + _avro_bytes(b"old") + b"\x00" + _avro_bytes(b"d")
+    k = _confluent(1, _zz(1))
+    rows = _avro(impl, {1: key, 2: value}, [(k, _confluent(2, upd)), (k, _confluent(2, dele))])
+    assert rows[0]["_op"] == "UPDATE" and rows[0]["after"] == {"id": "1", "v": "new"}
+    assert rows[0]["before"] == {"id": "1", "v": "old"}
+    assert rows[1]["_op"] == "DELETE" and rows[1]["after"] is None
+    assert rows[1]["before"] == {"id": "1", "v": "old"}
+
+
+@pytest.mark.parametrize("flavor", ["tiflow", "ticdc"])
+def test_avro_watermark_values(impl, flavor):
+    # §C.1, §F avro-enable-watermark (test only, with the extension): 0x01 DDL, 0x02
+    # checkpoint, ticdc 0x03 delete; their Kafka key is nil (DDL, checkpoint)
+    enc = AvroEncoder(flavor=flavor, enable_watermark=True)
+    row = [Col("id", C.T_LONGLONG, 1, 11)]
+    msgs = enc.encode([RowChange("db", "t", TS, after=row), DDL("db", "t", TS + 1, "ALTER TABLE t ADD c INT", 5),
+                       Resolved(TS + 2), RowChange("db", "t", TS + 3, before=row)])
+    rows = _avro(impl, {sid: text for _, sid, text in enc.registered}, msgs)
+    assert [r["_op"] for r in rows] == ["INSERT", "DDL", "RESOLVED", "DELETE"]
+    assert rows[1]["_ddl"] == "ALTER TABLE t ADD c INT" and rows[1]["_ddl_type"] == 5
+    assert rows[2]["_commit_ts"] == TS + 2
+    assert rows[3]["_commit_ts"] == (TS + 3 if flavor == "ticdc" else None)
+
+
+def test_avro_ticdc_namespace_without_schema(impl):
+    # §C.3: ticdc leaves out "." + schema when the schema is empty; names are sanitised
+    value = _record([_field("_1abc", "long", "BIGINT")], name="__", namespace="default")
+    rows = _avro(impl, {2: value}, [(None, _confluent(2, _zz(9)))])
+    assert rows[0]["_table"] == "__" and rows[0]["_schema"] in (None, "")
+    assert rows[0]["after"] == {"_1abc": "9"}
+
+
+def test_avro_checksum_fields(impl):
+    # §C.3 [integrity]: _tidb_row_level_checksum (decimal uint32 string), _tidb_corrupted,
+    # _tidb_checksum_version; checksums force decimal/unsigned string modes
+    value = _record([_field("id", "long", "BIGINT"),
+                     {"default": "", "name": "_tidb_op", "type": "string"},
+                     {"default": 0, "name": "_tidb_commit_ts", "type": "long"},
+                     {"default": 0, "name": "_tidb_commit_physical_time", "type": "long"},
+                     {"default": "", "name": "_tidb_row_level_checksum", "type": "string"},
+                     {"default": False, "name": "_tidb_corrupted", "type": "boolean"},
+                     {"default": 0, "name": "_tidb_checksum_version", "type": "int"}])
+    body = _zz(1) + _avro_bytes(b"c") + _zz(TS) + _zz(TS >> 18) + _avro_bytes(b"4294967295") \
+        + b"\x00" + _zz(1)
+    rows = _avro(impl, {2: value}, [(None, _confluent(2, body))])
+    r = rows[0]
+    assert (r["_op"], r["_commit_ts"], r["_checksum"], r["_checksum_corrupted"],
+            r["_checksum_version"]) == ("INSERT", TS, "4294967295", False, 1)
+    assert r["after"] == {"id": "1"}
