@@ -530,6 +530,8 @@ cdef class OpenPlan:
             return self._emit_typed(a if a != NULL else b, vd, err)
         if self._push_text(&self.c_schema, &key.scm, err) < 0 or self._push_text(&self.c_table, &key.tbl, err) < 0:
             return -1
+        if op == OP_UPDATE:
+            self._old_flags_from_new(b, a)
         if self._emit_map(&self.c_after, a, err) < 0 or self._emit_map(&self.c_before, b, err) < 0:
             return -1
         m32 = <int32_t>qt
@@ -799,6 +801,29 @@ cdef class OpenPlan:
             self.dd_gen[s] = self.gen
             self.dd_idx[s] = <int32_t>k
         return 0
+
+    cdef void _old_flags_from_new(self, Image* old, const Image* new) noexcept nogil:
+        """An UPDATE's old column takes the flags of its new copy: ticdc v8.5.x wrote TiDB's
+        column flags (NotNull=1, Binary=128, ...) into "p" under only-output-updated-columns,
+        while "u" always carries TiCDC's (protocols.md E.13).  Both images list the columns in
+        the same order unless "p" is a subset, so position k is tried first."""
+        cdef Py_ssize_t k, j
+        cdef ColEntry* e
+        cdef const ColEntry* o
+        cdef const uint8_t* np
+        for k in range(old.n):
+            e = &old.cols[k]
+            np = self._name_ptr(e)
+            if k < new.n:
+                o = &new.cols[k]
+                if o.hash == e.hash and o.name_len == e.name_len and bytes_eq(self._name_ptr(o), np, e.name_len):
+                    e.f = o.f
+                    continue
+            for j in range(new.n):
+                o = &new.cols[j]
+                if o.hash == e.hash and o.name_len == e.name_len and bytes_eq(self._name_ptr(o), np, e.name_len):
+                    e.f = o.f
+                    break
 
     cdef inline const uint8_t* _name_ptr(self, const ColEntry* e) noexcept nogil:
         if e.name_off >= 0:

@@ -388,7 +388,14 @@ def _row_value(value: bytes, msg: int, vstart: int):
         return C.OP_DELETE, None, deleted
     if after is None:
         raise DecodeError("row value has no u or d", msg, vstart, part="value")
-    return (C.OP_UPDATE if old is not None else C.OP_INSERT), after, old
+    if old is None:
+        return C.OP_INSERT, after, None
+    # An old column takes the flags of its new copy: ticdc v8.5.x wrote TiDB's column flags
+    # (NotNull=1, Binary=128, ...) into "p" under only-output-updated-columns, while "u" always
+    # carries TiCDC's (protocols.md E.13).
+    new_flags = {name: f for name, _, f, _ in after}
+    old = [(name, t, new_flags.get(name, f), v) for name, t, f, v in old]
+    return C.OP_UPDATE, after, old
 
 
 def _ddl_value(value: bytes, msg: int, vstart: int):
