@@ -133,7 +133,7 @@ def fsspec_resolver(base: str | None = None, *, storage_options: dict | None = N
             fs, path = fsspec.core.url_to_fs(url, **options)
             data = fs.cat_file(path)
         except Exception as exc:  # noqa: BLE001 - every backend has its own errors
-            shown = url if url == location else f"{location!r} (read as {url!r})"
+            shown = repr(location) if url == location else f"{location!r} (read as {url!r})"
             raise UnavailableError(f"claim-check file {shown} could not be read: "
                                    f"{type(exc).__name__}: {exc}", location=location) from exc
         data = bytes(data)
