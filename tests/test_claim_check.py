@@ -369,6 +369,19 @@ def test_fsspec_resolver_cache(tmp_path):
     assert file_name("s3://b/p/u.json") == "u.json" and file_name("u.json") == "u.json"
 
 
+def test_fsspec_resolver_pickles_for_spark(tmp_path):
+    from pyspark import cloudpickle   # what Spark ships the decode options to workers with
+    (tmp_path / "a.json").write_bytes(b"A")
+    read = ticdc_fast.fsspec_resolver(tmp_path, storage_options={"auto_mkdir": False}, cache_bytes=10)
+    read("x/a.json")
+    for dumps in (pickle.dumps, cloudpickle.dumps):
+        copy = pickle.loads(dumps(read))
+        assert copy("y/a.json") == b"A" and copy.base == str(tmp_path) and copy.cache.max_bytes == 10
+        assert copy.storage_options == {"auto_mkdir": False}
+    dec = ticdc_fast.OpenDecoder(claim_check_resolver=read)
+    assert pickle.loads(cloudpickle.dumps(dec.claim_check_resolver))("z/a.json") == b"A"
+
+
 # --------------------------------------------------------------------------- simple protocol
 def _simple_claim_check(uri):
     rnd = random.Random(3)

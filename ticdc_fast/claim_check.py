@@ -26,7 +26,7 @@ import orjson
 
 from .errors import DecodeError, UnavailableError
 
-__all__ = ["fsspec_resolver", "local_claim_check"]
+__all__ = ["FsspecResolver", "fsspec_resolver", "local_claim_check"]
 
 Resolver = Callable[[str], bytes]
 
@@ -92,8 +92,50 @@ class _ByteLRU:
         return self._bytes
 
 
+class FsspecResolver:
+    """The resolver ``fsspec_resolver`` returns (see there).  Picklable (cloudpickle ships it
+    to Spark workers): a copy starts with an empty cache."""
+
+    def __init__(self, base=None, storage_options: dict | None = None,
+                 cache_bytes: int = 64 << 20, cache_entries: int = 1024):
+        self.base = None if base is None else (str(base).rstrip("/") or "/")
+        self.storage_options = dict(storage_options or {})
+        self.cache = _ByteLRU(cache_bytes, cache_entries)
+
+    def url(self, location: str) -> str:
+        """Where ``location`` is read from."""
+        if not isinstance(location, str) or not location:
+            raise DecodeError(f"claim-check location {location!r} is empty")
+        if self.base is None:
+            return _storage_url(location)
+        return _storage_url(self.base.rstrip("/") + "/" + file_name(location))
+
+    def __call__(self, location: str) -> bytes:
+        import fsspec   # a runtime dependency; imported here so that importing ticdc_fast stays light
+
+        url = self.url(location)
+        data = self.cache.get(url)
+        if data is not None:
+            return data
+        try:
+            fs, path = fsspec.core.url_to_fs(url, **self.storage_options)
+            data = bytes(fs.cat_file(path))
+        except Exception as exc:  # noqa: BLE001 - every backend has its own errors
+            shown = repr(location) if url == location else f"{location!r} (read as {url!r})"
+            raise UnavailableError(f"claim-check file {shown} could not be read: "
+                                   f"{type(exc).__name__}: {exc}", location=location) from exc
+        self.cache.put(url, data)
+        return data
+
+    def __reduce__(self):
+        return (type(self), (self.base, self.storage_options, self.cache.max_bytes, self.cache.max_entries))
+
+    def __repr__(self) -> str:
+        return f"fsspec_resolver({self.base!r})"
+
+
 def fsspec_resolver(base: str | None = None, *, storage_options: dict | None = None,
-                    cache_bytes: int = 64 << 20, cache_entries: int = 1024) -> Resolver:
+                    cache_bytes: int = 64 << 20, cache_entries: int = 1024) -> FsspecResolver:
     """A resolver reading claim-check files through fsspec.
 
     Parameters
@@ -114,34 +156,7 @@ def fsspec_resolver(base: str | None = None, *, storage_options: dict | None = N
 
     Every error names the location; an unreadable file raises ``UnavailableError``.
     """
-    import fsspec   # a runtime dependency; imported here so that importing ticdc_fast stays light
-
-    options = dict(storage_options or {})
-    root = None if base is None else str(base).rstrip("/")
-    if root == "":
-        root = "/"
-    cache = _ByteLRU(cache_bytes, cache_entries)
-
-    def resolve(location: str) -> bytes:
-        if not isinstance(location, str) or not location:
-            raise DecodeError(f"claim-check location {location!r} is empty")
-        url = _storage_url(location if root is None else root.rstrip("/") + "/" + file_name(location))
-        data = cache.get(url)
-        if data is not None:
-            return data
-        try:
-            fs, path = fsspec.core.url_to_fs(url, **options)
-            data = fs.cat_file(path)
-        except Exception as exc:  # noqa: BLE001 - every backend has its own errors
-            shown = repr(location) if url == location else f"{location!r} (read as {url!r})"
-            raise UnavailableError(f"claim-check file {shown} could not be read: "
-                                   f"{type(exc).__name__}: {exc}", location=location) from exc
-        data = bytes(data)
-        cache.put(url, data)
-        return data
-
-    resolve.cache = cache
-    return resolve
+    return FsspecResolver(base, storage_options, cache_bytes, cache_entries)
 
 
 def local_claim_check(root) -> Resolver:
