@@ -726,10 +726,11 @@ def test_claim_check_missing_file(encoding, impl, tmp_path):
     values = [v for _, v in enc.encode(events)]
     dec = ticdc_fast.SimpleDecoder(encoding, implementation=impl,
                                    claim_check_resolver=ticdc_fast.local_claim_check(tmp_path))
-    with pytest.raises(ticdc_fast.DecodeError) as ei:
+    with pytest.raises(ticdc_fast.UnavailableError) as ei:   # the store's failure, not the message's
         dec.decode(None, values)
     assert ei.value.message_index == 1
-    assert "claim-check" in str(ei.value)
+    assert ei.value.location.startswith("file:///tmp/ticdc-claim-check/")
+    assert "claim-check" in str(ei.value) and ei.value.location in str(ei.value)
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)

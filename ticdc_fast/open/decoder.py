@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import _constants as C
 from .. import _impl
+from .. import claim_check
 from ..arrow_types import Target, compile_targets
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
 from .._frontend import add_kafka_columns, exclusive, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
@@ -73,19 +75,27 @@ class OpenDecoder:
     control_events:
         Typed mode only: keep RESOLVED rows and this table's DDL rows (default True).
     max_message_bytes:
-        With compression: the most bytes the events of one Kafka message may decompress to
-        (default 128 MiB); beyond it the message is a DecodeError, found without allocating more.
+        With compression: the most bytes the events of one Kafka message (or claim-check file)
+        may decompress to (default 128 MiB); beyond it the message is a DecodeError, found
+        without allocating more.
+    claim_check_resolver:
+        callable(location) -> the claim-check file's bytes (e.g. ``fsspec_resolver()``).  When
+        given, each claim-check event (its key has ``ccl``) comes out as the full event read from
+        the file instead of its handle-key columns.  A file that cannot be read raises
+        ``UnavailableError``; one that holds no valid event, ``DecodeError``.
     on_error:
         What a message that cannot be decoded does: ``"fail"`` (default: DecodeError),
         ``"skip"`` (left out, counted in ``stats``) or ``"dead_letter"`` (one ``_op="ERROR"`` row
-        with ``_error``, ``_raw_key``, ``_raw_value``); see docs/error-handling.md.
+        with ``_error``, ``_raw_key``, ``_raw_value``); see docs/error-handling.md.  A claim-check
+        file that cannot be read is never a message error.
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
     """
 
     def __init__(self, *, table=None, schema: pa.Schema | None = None, timezone: str = "UTC",
                  compression: str = "none", control_events: bool = True,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, on_error: str = "fail",
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 claim_check_resolver: Callable[[str], bytes] | None = None, on_error: str = "fail",
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
@@ -110,6 +120,8 @@ class OpenDecoder:
                                 metadata=schema.field(t.name).metadata) for t in targets]
             fields += TRAILER_TYPED_FIELDS
         self._fields = fields
+        self.claim_check_resolver = claim_check_resolver
+        self._claim_check_column = [f.name for f in fields].index(C.COL_CLAIM_CHECK)
         self._core_plan = None
         if self.implementation == "cython":
             self._core_plan = _impl.core.OpenPlan(self.config)
@@ -133,18 +145,104 @@ class OpenDecoder:
         if len(values) != n:
             raise DecodeError(f"{n} keys but {len(values)} values")
         check_extras(n, partitions, offsets)
+        cols, msg_index = self._decode_columns(keys, values)
+        if self.claim_check_resolver is not None:
+            cols = self._with_claim_checks_resolved(cols, msg_index)
+        add_kafka_columns(cols, msg_index, partitions, offsets)
+        return pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(
+            partitions is not None, offsets is not None))
+
+    def _decode_columns(self, keys, values):
         if self.implementation == "cython":
             kbuf, koff = _contiguous(keys, "key")
             vbuf, voff = _contiguous(values, "value")
             if self.config.compression != "none":
                 vbuf, voff = _contiguous(reference.decompress_event_values(
                     _as_list(vbuf, voff), self.config.compression, self.config.max_message_bytes), "value")
-            cols, msg_index = self._core_plan.decode(kbuf, koff, vbuf, voff)
-        else:
-            cols, msg_index = reference.decode(as_pylist(keys), as_pylist(values), self.config)
-        add_kafka_columns(cols, msg_index, partitions, offsets)
-        return pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(
-            partitions is not None, offsets is not None))
+            return self._core_plan.decode(kbuf, koff, vbuf, voff)
+        return reference.decode(as_pylist(keys), as_pylist(values), self.config)
+
+    def _with_claim_checks_resolved(self, cols: list, msg_index) -> list:
+        """Replace each claim-check row by the full event from its file.
+
+        The batch was decoded as usual (a claim-check event is a row of handle-key columns with
+        ``_claim_check_location`` set), so a batch without one costs a null count.  The files'
+        events, each a one-event Kafka message of its own, are decoded together by the same
+        implementation and spliced in at the rows they replace: one row for one row, so the
+        message index (and ``_partition``/``_offset``) of every row stays that of its message.
+        """
+        locations = cols[self._claim_check_column]
+        if locations.null_count == len(locations):
+            return cols
+        rows = pc.indices_nonzero(locations.is_valid()).to_pylist()
+        origin = [_at(msg_index, j) for j in rows]
+        file_keys, file_values = [], []
+        for j, msg in zip(rows, origin):
+            location = locations[j].as_py()
+            key, value = claim_check.unwrap(claim_check.fetch(self.claim_check_resolver, location, msg),
+                                            location, msg)
+            if key is None or value is None:
+                raise DecodeError(f"claim-check file {location!r} has no event "
+                                  f"{'key' if key is None else 'value'}", msg, part="value")
+            file_keys.append(key)
+            file_values.append(value)
+        try:
+            full, full_msg = self._decode_columns(file_keys, file_values)
+        except DecodeError as exc:
+            k = exc.message_index
+            if k is None:
+                raise
+            raise DecodeError(f"claim-check file {locations[rows[k]].as_py()!r}: {exc.reason}", origin[k],
+                              exc.byte_offset, exc.column,
+                              None if exc.part is None else f"claim-check {exc.part}") from None
+        self._check_claim_check_events(cols, rows, origin, locations, full, full_msg)
+        out = []
+        for col, sub in zip(cols, full):
+            pieces, start = [], 0
+            for k, j in enumerate(rows):
+                pieces += [col.slice(start, j - start), sub.slice(k, 1)]
+                start = j + 1
+            pieces.append(col.slice(start))
+            out.append(pa.concat_arrays(pieces))
+        return out
+
+    def _check_claim_check_events(self, cols, rows, origin, locations, full, full_msg) -> None:
+        """Each file must give exactly one row event (so row k of ``full`` is file k's), of the
+        row it replaces (same commit ts, same table), with no claim-check location of its own."""
+        names = [f.name for f in self._fields]
+        counts = [0] * len(rows)
+        for k in _as_pylist(full_msg):
+            counts[k] += 1
+        for k, n in enumerate(counts):
+            if n != 1:
+                what = ("no row event" + ("" if self.config.targets is None
+                                          else f" of {self.config.schema_name}.{self.config.table_name}")
+                        if n == 0 else f"{n} events")
+                raise DecodeError(f"claim-check file {locations[rows[k]].as_py()!r} holds {what}, "
+                                  "not one row event", origin[k], part="value")
+        ops = full[names.index(C.COL_OP)].to_pylist()
+        nested = full[self._claim_check_column]
+        compared = [C.COL_COMMIT_TS] + ([C.COL_SCHEMA, C.COL_TABLE] if self.config.targets is None else [])
+        for k, j in enumerate(rows):
+            location = locations[j].as_py()
+            if ops[k] not in ("INSERT", "UPDATE", "DELETE") or nested[k].is_valid:
+                raise DecodeError(f"claim-check file {location!r} holds a {ops[k]} event, "
+                                  "not the full row event", origin[k], part="value")
+            for name in compared:
+                i = names.index(name)
+                want, got = cols[i][j].as_py(), full[i][k].as_py()
+                if want != got:
+                    raise DecodeError(f"claim-check file {location!r} holds another event: its "
+                                      f"{name} is {got!r}, the message's {want!r}", origin[k], part="value")
+
+
+def _at(seq, i: int) -> int:
+    v = seq[i]
+    return v.as_py() if hasattr(v, "as_py") else v
+
+
+def _as_pylist(seq) -> list:
+    return seq.to_pylist() if hasattr(seq, "to_pylist") else list(seq)
 
 
 def _as_list(buf, offs) -> list:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import orjson
@@ -20,7 +19,9 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
-from ..errors import DecodeError
+from .. import claim_check
+from ..claim_check import local_claim_check
+from ..errors import DecodeError, UnavailableError
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, exclusive, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
@@ -73,19 +74,6 @@ def _with_held(column: pa.Array, held: list) -> pa.Array:
     return pa.concat_arrays([column, pa.array(held, column.type)]) if held else column
 
 
-def local_claim_check(root) -> Callable[[str], bytes]:
-    """A resolver for claim-check files stored under a local directory: the location's base
-    name is read from ``root`` (TiCDC names files ``<uuid>.json``)."""
-    root = Path(root)
-
-    def resolve(location: str) -> bytes:
-        name = location.rstrip("/").rsplit("/", 1)[-1]
-        if not name or name in (".", ".."):
-            raise ValueError(f"bad claim-check location {location!r}")
-        return (root / name).read_bytes()
-    return resolve
-
-
 class SimpleDecoder:
     """Decode TiCDC Simple Protocol messages, tracking table schemas across batches.
 
@@ -102,7 +90,9 @@ class SimpleDecoder:
     schemas: TableSchema JSON objects (or BOOTSTRAP/DDL message values) to seed the cache.
     state: a dict from ``state()`` to resume from (schemas and held rows).
     claim_check_resolver: callable(location) → the claim-check file bytes; when given, claim-check
-        rows are replaced by the full event from the file (``local_claim_check(dir)`` reads files).
+        rows are replaced by the full event from the file (``fsspec_resolver()`` reads any storage
+        URI, ``local_claim_check(dir)`` a local copy).  An unreadable file raises
+        ``UnavailableError``; a file holding no valid event, ``DecodeError``.
     verify_checksum: recompute the row checksums TiCDC sends (``[integrity]``) and raise
         DecodeError on a mismatch or a ``corrupted`` flag (a Python pass per message: opt-in).
     max_message_bytes: with compression, the most bytes one message (or claim-check file) may
@@ -500,30 +490,35 @@ class SimpleDecoder:
         self._control(m, i, i)
 
     def _claim_check(self, m: Msg, i, row_msg: int) -> None:
-        try:
-            raw = self.claim_check_resolver(m.claim_check_location)
-        except Exception as exc:  # noqa: BLE001 - reported with context
-            raise DecodeError(f"claim-check file {m.claim_check_location!r} could not be read: {exc}",
-                              i, 0, part="value") from None
+        """Decode the full event of a claim-check message from its file.  An unreadable file is
+        UnavailableError (the resolver's failure); a file that holds no valid event, DecodeError
+        naming the location."""
+        location = m.claim_check_location
+        raw = claim_check.fetch(self.claim_check_resolver, location, i)
         value = raw
         if raw[:1] == b"{":
             try:
-                doc = orjson.loads(raw)
-                value = base64.b64decode(doc["value"])
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                value = claim_check.unwrap(raw, location, i)[1] or raw
+            except DecodeError:
                 value = raw  # a JSON-encoded message stored raw (claim-check-raw-value)
-        if self._compression != "none":
-            value = self._decompress(value, i)
-        full = parse_message(value, i, self.encoding)
-        if full.kind != "DML" or full.claim_check_location is not None:
-            raise DecodeError("claim-check file does not hold the full DML event", i, 0, part="value")
-        if (full.database, full.table, full.schema_version) not in self._planned:
-            raise DecodeError("claim-check event's schema version is unknown", i, 0, part="value")
-        stop, self._rows.stop_on_claim_check = self._rows.stop_on_claim_check, False
         try:
-            self._run_one(value, row_msg)
-        finally:
-            self._rows.stop_on_claim_check = stop
+            if self._compression != "none":
+                value = self._decompress(value, i)
+            full = parse_message(value, i, self.encoding)
+            if full.kind != "DML" or full.claim_check_location is not None:
+                raise DecodeError("the file does not hold the full DML event", i, 0, part="value")
+            if (full.database, full.table, full.schema_version) not in self._planned:
+                raise DecodeError("the event's schema version is unknown", i, 0, part="value")
+            stop, self._rows.stop_on_claim_check = self._rows.stop_on_claim_check, False
+            try:
+                self._run_one(value, row_msg)
+            finally:
+                self._rows.stop_on_claim_check = stop
+        except UnavailableError:
+            raise
+        except DecodeError as exc:
+            raise DecodeError(f"claim-check file {location!r}: {exc.reason}", exc.message_index,
+                              exc.byte_offset, exc.column, exc.part) from None
 
     def _control(self, m: Msg, msg: int, row_msg: int) -> None:
         announced = []   # as the message sent them (its output row shows that)
@@ -587,8 +582,10 @@ class SimpleDecoder:
             except DecodeError as exc:
                 # a held message from an earlier batch has no index here, but its Kafka position
                 if exc.message_index != origin:
-                    exc = DecodeError(exc.reason + (" (a held message from an earlier batch)" if origin is None else ""),
-                                      origin, exc.byte_offset, exc.column, exc.part)
+                    reason = exc.reason + (" (a held message from an earlier batch)" if origin is None else "")
+                    exc = (UnavailableError(reason, origin, location=exc.location)
+                           if isinstance(exc, UnavailableError)
+                           else DecodeError(reason, origin, exc.byte_offset, exc.column, exc.part))
                 if h.partition is not None or h.offset is not None:
                     exc.at_kafka(h.partition, h.offset)
                 if origin is None:
