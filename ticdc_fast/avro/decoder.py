@@ -10,7 +10,7 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError
-from .._frontend import (TEXT_MAP, exclusive, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
+from .._frontend import (TEXT_MAP, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -42,6 +42,7 @@ class AvroConfig:
     timezone: str
     tz_bounds: tuple
     tz_offsets: tuple
+    invalid_utf8: str = "replace"
 
 
 class AvroDecoder:
@@ -56,22 +57,26 @@ class AvroDecoder:
         lacks is ignored (``extra_columns="ignore"``) or an error (``"error"``); a target column the
         writer lacks is null.
     timezone: the TiCDC server time zone TIMESTAMP strings were rendered in.
+    invalid_utf8: ``replace`` (default; counted in ``invalid_utf8_replaced``) or ``error``, for
+        invalid UTF-8 in a string column (as for ``OpenDecoder``).
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
-                 implementation: str | None = None):
+                 invalid_utf8: str = "replace", implementation: str | None = None):
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if extra_columns not in ("ignore", "error"):
             raise ValueError("extra_columns must be 'ignore' or 'error'")
+        init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)
         self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
         targets = compile_targets(schema) if schema is not None else None
         sn, tn = _split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)
-        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs)
+        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs,
+                                 invalid_utf8)
         self.implementation = _impl.resolve(implementation)
         self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
                       else ReferenceAvroRows(self.config))
@@ -97,8 +102,12 @@ class AvroDecoder:
             self._rows.register(ws)
         return ws
 
+    def _core_text_counter(self) -> int:
+        return getattr(self._rows, "invalid_utf8_replaced", 0)
+
     @names_kafka_position
     @exclusive
+    @counts_invalid_utf8
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         if self.implementation == "cython" and is_binary_array(values) and \
                 (keys is None or is_binary_array(keys)):

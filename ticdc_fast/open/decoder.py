@@ -11,7 +11,7 @@ from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, exclusive, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..timezones import get_zone, local_table
 from . import reference
@@ -43,6 +43,7 @@ class OpenConfig:
     table_name: str | None
     control_events: bool
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    invalid_utf8: str = "replace"
 
 
 def _split_table(table) -> tuple[str, str]:
@@ -74,6 +75,11 @@ class OpenDecoder:
     max_message_bytes:
         With compression: the most bytes the events of one Kafka message may decompress to
         (default 128 MiB); beyond it the message is a DecodeError, found without allocating more.
+    invalid_utf8:
+        ``replace`` (default): invalid UTF-8 in a column's text becomes U+FFFD (as Python's
+        ``errors="replace"``), and ``invalid_utf8_replaced`` counts the values replaced by
+        successful ``decode()`` calls; ``error``: a DecodeError.  A ``pa.binary()`` column gets
+        the original bytes either way.
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
     """
@@ -81,9 +87,11 @@ class OpenDecoder:
     def __init__(self, *, table=None, schema: pa.Schema | None = None, timezone: str = "UTC",
                  compression: str = "none", control_events: bool = True,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 invalid_utf8: str = "replace",
                  implementation: str | None = None):
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
+        init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)  # validate early
         bounds, offsets = local_table(timezone)
         schema_name = table_name = None
@@ -93,7 +101,7 @@ class OpenDecoder:
             targets = compile_targets(schema)
         self.config = OpenConfig(check_compression(compression), timezone, bounds, offsets,
                                  targets, schema_name, table_name, bool(control_events),
-                                 check_max_message_bytes(max_message_bytes))
+                                 check_max_message_bytes(max_message_bytes), invalid_utf8)
         self.implementation = _impl.resolve(implementation)
         if targets is None:
             fields = list(GENERIC_FIELDS)
@@ -110,8 +118,12 @@ class OpenDecoder:
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
+    def _core_text_counter(self) -> int:
+        return self._core_plan.invalid_utf8_replaced if self._core_plan is not None else 0
+
     @names_kafka_position
     @exclusive
+    @counts_invalid_utf8
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""
         n = len(keys)

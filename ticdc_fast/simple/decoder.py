@@ -21,7 +21,7 @@ from ..arrow_types import Target, compile_targets
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
 from ..errors import DecodeError
-from .._frontend import (as_array, exclusive, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+from .._frontend import (as_array, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -65,6 +65,7 @@ class SimpleConfig:
     control_events: bool
     tz_bounds: tuple = ()
     tz_offsets: tuple = ()
+    invalid_utf8: str = "replace"
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -106,6 +107,8 @@ class SimpleDecoder:
         DecodeError on a mismatch or a ``corrupted`` flag (a Python pass per message: opt-in).
     max_message_bytes: with compression, the most bytes one message (or claim-check file) may
         decompress to (default 128 MiB); beyond it a DecodeError, found without allocating more.
+    invalid_utf8: ``replace`` (default; counted in ``invalid_utf8_replaced``) or ``error``, for
+        invalid UTF-8 in a text column (Avro encoding; as for ``OpenDecoder``).
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -114,11 +117,12 @@ class SimpleDecoder:
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 implementation: str | None = None):
+                 invalid_utf8: str = "replace", implementation: str | None = None):
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
             raise ValueError("on_hold_overflow must be 'raise' or 'emit'")
+        init_invalid_utf8(self, invalid_utf8)
         if schema is not None and table is None:
             raise ValueError("typed mode needs table=")
         get_zone(timezone)
@@ -155,7 +159,8 @@ class SimpleDecoder:
         schema_name, table_name = self._table if self._table else (None, None)
         bounds, offs = local_table(self._timezone)
         self.config = SimpleConfig(self.encoding, self._compression, self._timezone, targets,
-                                   schema_name, table_name, self._control_events, bounds, offs)
+                                   schema_name, table_name, self._control_events, bounds, offs,
+                                   "error" if self._text_policy.strict else "replace")
         if targets is None:
             self._fields = list(GENERIC_FIELDS)
         else:
@@ -250,8 +255,12 @@ class SimpleDecoder:
                                     h.get("offset")))
 
     # ------------------------------------------------------------------ decoding
+    def _core_text_counter(self) -> int:
+        return getattr(self._rows, "invalid_utf8_replaced", 0)
+
     @names_kafka_position
     @exclusive
+    @counts_invalid_utf8
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
 
