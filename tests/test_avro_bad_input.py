@@ -340,7 +340,13 @@ def test_avro_int_out_of_32_bit_range(impl, n):
 
 @pytest.mark.parametrize("raw", [b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"a\x80"])
 def test_invalid_utf8_in_text(impl, raw):
-    _expect(impl, [key(), key()], [val(), val(st=b"\x02" + s(raw))], 1, "value")
+    # a text column: an error with invalid_utf8="error", U+FFFD by default (tests/test_invalid_utf8.py)
+    _expect(impl, [key(), key()], [val(), val(st=b"\x02" + s(raw))], 1, "value", invalid_utf8="error")
+    dec = _decoder(impl)
+    rows = dec.decode([key(), key()], [val(), val(st=b"\x02" + s(raw))]).to_pylist()
+    assert dict(rows[1]["after"])["s"] == raw.decode("utf-8", "replace")
+    assert dec.invalid_utf8_replaced == 1
+    # the _tidb_op extension field is no column: an error either way
     _expect(impl, [key(), key()], [val(), val(op=s(raw))], 1, "value")
 
 

@@ -384,9 +384,13 @@ def test_string_and_binary_targets(impl):
     as_bin = pa.schema([("txt", pa.binary()), ("blob", pa.binary()), ("j", pa.binary())])
     rows = _typed(impl, _schemas(enc), as_bin).decode(keys, values).to_pylist()
     assert [(r["txt"], r["blob"], r["j"]) for r in rows] == [("héllo".encode(), b"ok", b'{"a": 1}'), (None, b"\xff", None)]
-    # a binary column holding invalid UTF-8 cannot be a string: DecodeError, not mojibake
+    # a binary column holding invalid UTF-8 as a string: U+FFFD by default (counted), or a
+    # DecodeError with invalid_utf8="error"
+    dec = _typed(impl, _schemas(enc), pa.schema([("blob", pa.string())]))
+    assert dec.decode(keys, values).column("blob").to_pylist() == ["ok", "\ufffd"]
+    assert dec.invalid_utf8_replaced == 1
     with pytest.raises(ticdc_fast.DecodeError) as ei:
-        _typed(impl, _schemas(enc), pa.schema([("blob", pa.string())])).decode(keys, values)
+        _typed(impl, _schemas(enc), pa.schema([("blob", pa.string())]), invalid_utf8="error").decode(keys, values)
     assert (ei.value.message_index, ei.value.column) == (1, "blob")
     assert _typed(impl, _schemas(enc), pa.schema([("blob", pa.string())])).decode(keys[:1], values[:1]).column(
         "blob").to_pylist() == ["ok"]

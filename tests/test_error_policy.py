@@ -443,3 +443,22 @@ def test_arrow_input_is_sliced_not_copied(impl):
     good, dead = split_dead_letters(out)
     assert dead.column("_offset").to_pylist() == [len(clean)]
     assert good.num_rows == make(impl).decode([k for k, _ in clean], [v for _, v in clean]).num_rows
+
+
+def test_replaced_text_counts_once_when_a_stretch_is_decoded_again(impl):
+    """The policy decodes the stretch before a bad message twice; its replaced text values count
+    once, as in a clean decode of the same good messages."""
+    enc = OpenEncoder("ticdc", max_batch_size=1)
+    events = [RowChange("db", "t", make_tso(T0 + i), after=_open_cols(i, i, b"bad \xff text" if i % 2 else "ok"))
+              for i in range(1, 9)]
+    msgs = enc.encode(events)
+    poisoned_msgs = msgs[:5] + [(msgs[0][0], b"\x00")] + msgs[5:]
+    clean = ticdc_fast.OpenDecoder(implementation=impl)
+    clean.decode([k for k, _ in msgs], [v for _, v in msgs])
+    assert clean.stats.invalid_utf8_replaced == 4
+    for policy in ("skip", "dead_letter"):
+        dec = ticdc_fast.OpenDecoder(implementation=impl, on_error=policy)
+        out = dec.decode([k for k, _ in poisoned_msgs], [v for _, v in poisoned_msgs])
+        assert dec.stats.invalid_utf8_replaced == dec.invalid_utf8_replaced == 4
+        names = [dict(r["after"])["name"] for r in out.to_pylist() if r["_op"] != "ERROR"]
+        assert names.count("bad \ufffd text") == 4

@@ -378,14 +378,17 @@ def test_column_value_not_an_object(dec):
 # ----------------------------------------------------------------------------- invalid UTF-8
 @pytest.mark.parametrize("raw", [b"\xff", b"a\xc3", b"\xc3\x28", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf"])
 @pytest.mark.parametrize("t", [15, 253, 254, 245, 246, 7])
-def test_invalid_utf8_in_text_value(dec, raw, t):
+def test_invalid_utf8_in_text_value(decoder_factory, raw, t):
+    dec = decoder_factory(invalid_utf8="error")
     doc = b'{"u":{"ok":{"t":3,"v":1},"c":{"t":' + str(t).encode() + b',"f":64,"v":"x' + raw + b'"}}}'
     decode_bad(dec, *bad_value_event(doc), part="value", event=1, column="c")
 
 
 @pytest.mark.parametrize("t", [249, 250, 251, 252])
-def test_invalid_utf8_after_decoding_a_non_binary_text(dec, t):
-    # base64 of b"\xff\xfe": a TEXT column (no binary flag) must hold UTF-8
+def test_invalid_utf8_after_decoding_a_non_binary_text(decoder_factory, t):
+    # base64 of b"\xff\xfe": a TEXT column (no binary flag) must hold UTF-8 with invalid_utf8="error"
+    # (the default replaces it: tests/test_invalid_utf8.py)
+    dec = decoder_factory(invalid_utf8="error")
     decode_bad(dec, *bad_column({"t": t, "f": 0, "v": "//4="}), part="value", event=1, column="c")
 
 

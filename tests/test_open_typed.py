@@ -294,9 +294,12 @@ def test_varbinary_go_quoted_to_binary(decoder_factory):
     assert typed_value(decoder_factory, col, pa.binary()) == b"ab\x00\x00"
 
 
-def test_binary_to_string_requires_utf8(decoder_factory):
+def test_binary_to_string_replaces_or_requires_utf8(decoder_factory):
     assert typed_value(decoder_factory, {"t": 15, "f": 65, "v": "\\u263a ok"}, pa.string()) == "\u263a ok"
-    typed_error(decoder_factory, {"t": 15, "f": 65, "v": "\\x89PNG"}, pa.string())
+    # not UTF-8: U+FFFD by default, an error with invalid_utf8="error"
+    assert typed_value(decoder_factory, {"t": 15, "f": 65, "v": "\\x89PNG"}, pa.string()) == "\ufffdPNG"
+    typed_error(lambda **kw: decoder_factory(invalid_utf8="error", **kw), {"t": 15, "f": 65, "v": "\\x89PNG"},
+                pa.string())
 
 
 def test_text_base64_to_string(decoder_factory):

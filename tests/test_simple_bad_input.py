@@ -393,9 +393,10 @@ def test_avro_wrong_branch_for_column(entry, impl):
 
 
 def test_avro_invalid_utf8_text(impl):
-    # Avro strings carry raw bytes; invalid UTF-8 in a utf8mb4 column cannot be represented
+    # Avro strings carry raw bytes; with invalid_utf8="error" invalid UTF-8 in a utf8mb4 column
+    # is an error (the default replaces it: tests/test_invalid_utf8.py)
     bad = _dml("avro", {"id": 1, "v": b"a\xffb"})
-    _raises(impl, "avro", [_boot("avro"), bad], 1)
+    _raises(impl, "avro", [_boot("avro"), bad], 1, column="v", invalid_utf8="error")
 
 
 # --------------------------------------------------------------------------- compression

@@ -350,9 +350,21 @@ def test_unscaled_to_decimal_wide(unscaled, scale, text):
     assert d.as_tuple().exponent == -scale
 
 
-def test_require_utf8():
-    assert V.require_utf8("\u263a".encode()) == "\u263a"
+def test_value_text_outside_a_decode_call_is_strict():
+    assert V.value_text("\u263a".encode()) == "\u263a"
     with pytest.raises(ValueProblem):
-        V.require_utf8(b"\xff")
+        V.value_text(b"\xff")
     with pytest.raises(ValueProblem):
-        V.require_utf8(b"\xed\xa0\x80")  # an encoded surrogate is not UTF-8
+        V.value_text(b"\xed\xa0\x80")  # an encoded surrogate is not UTF-8
+
+
+def test_value_text_under_a_policy():
+    with V.text_policy(V.TextPolicy("replace")) as policy:
+        assert V.value_text(b"a\xffb") == "a\ufffdb"
+        assert V.value_text(b"\xed\xa0\x80") == "\ufffd\ufffd\ufffd"
+        assert V.value_text("\u263a".encode()) == "\u263a"
+    assert policy.replaced == 2
+    with V.text_policy(V.TextPolicy("error")), pytest.raises(ValueProblem):
+        V.value_text(b"\xff")
+    with pytest.raises(ValueError):
+        V.TextPolicy("ignore")

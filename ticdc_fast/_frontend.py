@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from . import _constants as C
 from .errors import DecodeError, DecoderBusyError
+from .values import TextPolicy, text_policy
 
 TEXT_MAP = pa.map_(pa.string(), pa.string())
 PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
@@ -108,6 +109,43 @@ def names_kafka_position(decode):
                     exc.at_kafka(partition, offset)
             raise
     return located
+
+
+def init_invalid_utf8(decoder, choice: str) -> None:
+    """The ``invalid_utf8`` option of a decoder: ``replace`` (each invalid sequence becomes
+    U+FFFD; ``decoder.invalid_utf8_replaced`` counts the text values that needed it) or
+    ``error`` (DecodeError).  ValueError for anything else."""
+    decoder._text_policy = TextPolicy(choice)
+    decoder.invalid_utf8_replaced = 0
+
+
+def counts_invalid_utf8(decode):
+    """Run ``decode`` under the decoder's invalid_utf8 policy and add the text values it replaced
+    to ``invalid_utf8_replaced`` (and ``stats``) when it returns: a call that raises adds nothing.
+    Within a call the error policy may decode several stretches of the batch, some of which fail
+    and are decoded again; only stretches that returned count (``counted_stretch``)."""
+    @functools.wraps(decode)
+    def counted(self, *args, **kwargs):
+        self._replaced_in_call = 0
+        with text_policy(self._text_policy):
+            out = decode(self, *args, **kwargs)
+        self.invalid_utf8_replaced += self._replaced_in_call
+        self.stats.invalid_utf8_replaced = self.invalid_utf8_replaced
+        return out
+    return counted
+
+
+def counted_stretch(decoder, decode_batch):
+    """``decode_batch`` counting the text values it replaced into the current call, if it
+    returns.  Both implementations count cumulatively (the twin in its TextPolicy, the core in
+    its plan's ``invalid_utf8_replaced``, read through the decoder's ``_core_text_counter()``)."""
+    def run(*args):
+        policy = decoder._text_policy
+        mark = policy.replaced + decoder._core_text_counter()
+        out = decode_batch(*args)
+        decoder._replaced_in_call += policy.replaced + decoder._core_text_counter() - mark
+        return out
+    return run
 
 
 def exclusive(method):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import contextvars
 import math
 import re
 import struct
@@ -290,8 +292,51 @@ def go_unquote_body(s: bytes) -> bytes:
     return bytes(out)
 
 
-def require_utf8(b: bytes) -> str:
+# ---------------------------------------------------------------- text of a column
+INVALID_UTF8_CHOICES = ("replace", "error")
+
+
+def check_invalid_utf8(choice: str) -> str:
+    if choice not in INVALID_UTF8_CHOICES:
+        raise ValueError(f"invalid_utf8 must be 'replace' or 'error', not {choice!r}")
+    return choice
+
+
+class TextPolicy:
+    """A decoder's ``invalid_utf8`` choice and the number of text values it replaced so far.
+
+    TiDB stores invalid UTF-8 in utf8mb4 columns when its UTF-8 check is off, and TiCDC forwards
+    the bytes; ``replace`` makes each maximal ill-formed subpart U+FFFD (Python's
+    ``errors="replace"``), ``error`` raises."""
+    __slots__ = ("strict", "replaced")
+
+    def __init__(self, choice: str = "replace"):
+        self.strict = check_invalid_utf8(choice) == "error"
+        self.replaced = 0
+
+
+# The policy of the decode() call running in this context (front ends set it around the twin);
+# without one, text must be UTF-8.
+_current_policy: contextvars.ContextVar[TextPolicy] = contextvars.ContextVar(
+    "ticdc_fast_text_policy", default=TextPolicy("error"))
+
+
+@contextlib.contextmanager
+def text_policy(policy: TextPolicy):
+    token = _current_policy.set(policy)
+    try:
+        yield policy
+    finally:
+        _current_policy.reset(token)
+
+
+def value_text(b: bytes) -> str:
+    """The bytes of a column's text value as a string, under the current ``invalid_utf8`` policy."""
     try:
         return b.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueProblem("invalid UTF-8 in a text value") from None
+        policy = _current_policy.get()
+        if policy.strict:
+            raise ValueProblem("invalid UTF-8 in a text value") from None
+        policy.replaced += 1
+        return b.decode("utf-8", "replace")

@@ -223,6 +223,11 @@ cdef class OpenPlan:
     # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
     # a second thread gets DecoderBusyError at once instead of sharing the buffers.
     cdef int busy
+    # invalid UTF-8 in a column's text: 0 replace it with U+FFFD (and count the value), 1 raise
+    cdef int utf8_strict
+    cdef Buf utf8_fix               # the invalid text while its repaired form is written
+    # text values that needed a U+FFFD, over the plan's life (front ends count per decode call)
+    cdef readonly long long invalid_utf8_replaced
 
     cdef int _claim(self) except -1:
         # checked and set with the GIL held, so two threads cannot both pass
@@ -238,6 +243,7 @@ cdef class OpenPlan:
         cdef Py_ssize_t k
         self.typed = cfg.targets is not None
         self.control_events = bool(cfg.control_events)
+        self.utf8_strict = getattr(cfg, "invalid_utf8", "replace") == "error"
         targets = cfg.targets or ()
         self.ntargets = len(targets)
         n = max(self.ntargets, 1)
@@ -318,6 +324,7 @@ cdef class OpenPlan:
         buf_free(&self.tmp)
         buf_free(&self.tmp2)
         buf_free(&self.numtmp)
+        buf_free(&self.utf8_fix)
         for i in range(3):
             free(self.images[i].cols)
 
@@ -1016,6 +1023,42 @@ cdef class OpenPlan:
     # ------------------------------------------------------------------ output
     cdef int _push_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
         """Push a JSON string (unescaped, UTF-8 checked) or null for absent/empty-null."""
+        return self._push_str(out, s, 0, err)
+
+    cdef int _push_value_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
+        """_push_text for a column's value: invalid UTF-8 follows the invalid_utf8 option."""
+        return self._push_str(out, s, 1, err)
+
+    cdef int _text_invalid(self, Buf* out, Py_ssize_t before, Py_ssize_t off, Err* err) noexcept nogil:
+        """out.data[before:] is a column's text that is not UTF-8: raise (invalid_utf8="error")
+        or rewrite it in place with U+FFFD and count the value."""
+        if self.utf8_strict:
+            return fail_at(err, off, "invalid UTF-8 in a text value")
+        self.utf8_fix.len = 0
+        if buf_append(&self.utf8_fix, out.data + before, out.len - before) < 0:
+            return _oom(err)
+        out.len = before
+        if utf8_replace_invalid(self.utf8_fix.data, self.utf8_fix.len, out) < 0:
+            return _oom(err)
+        self.invalid_utf8_replaced += 1
+        return 0
+
+    cdef int _append_value_bytes(self, VarCol* out, const uint8_t* p, Py_ssize_t n, Py_ssize_t off,
+                                 Err* err) noexcept nogil:
+        """Append decoded bytes that must be a column's text (UTF-8 under the invalid_utf8
+        option); the caller closes the row.  `p` must not point into `out`."""
+        if utf8_valid(p, n):
+            if buf_append(&out.data, p, n) < 0:
+                return _oom(err)
+            return 0
+        if self.utf8_strict:
+            return fail_at(err, off, "invalid UTF-8 in a text value")
+        if utf8_replace_invalid(p, n, &out.data) < 0:
+            return _oom(err)
+        self.invalid_utf8_replaced += 1
+        return 0
+
+    cdef int _push_str(self, VarCol* out, const Span* s, int value, Err* err) noexcept nogil:
         cdef Py_ssize_t before
         if s.kind != J_STR:
             if var_push_null(out) < 0:
@@ -1028,7 +1071,10 @@ cdef class OpenPlan:
         elif buf_append(&out.data, s.p, s.n) < 0:
             return _oom(err)
         if not s.ascii and not utf8_valid(out.data.data + before, out.data.len - before):
-            return fail_at(err, s.off, "invalid UTF-8 in a text value")
+            if not value:
+                return fail_at(err, s.off, "invalid UTF-8 in a text value")
+            if self._text_invalid(&out.data, before, s.off, err) < 0:
+                return -1
         # an empty schema/table/location is reported as null, like the tiflow flavour omits it
         if out.data.len == before and (out is &self.c_schema or out is &self.c_table or out is &self.c_ccl):
             return _close(out, 0, err)
@@ -1109,7 +1155,7 @@ cdef class OpenPlan:
             return fail_at(err, s.off, "type NULL with a non-null value")
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
             if s.kind == J_STR:
-                return self._push_text(out, s, err)
+                return self._push_value_text(out, s, err)
             if s.kind != J_INT:
                 return fail_at(err, s.off, "expected an integer")
             int_range(e.t, e.f, &lo, &hi)
@@ -1121,7 +1167,7 @@ cdef class OpenPlan:
             return _close(out, 1, err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
             if s.kind == J_STR:
-                return self._push_text(out, s, err)
+                return self._push_value_text(out, s, err)
             if s.kind != J_INT and s.kind != J_FLOAT:
                 return fail_at(err, s.off, "expected a number")
             n = format_shortest(s.p, s.n, s.kind == J_INT, 32 if kind == K_FLOAT32 else 64, &x, txt,
@@ -1135,7 +1181,7 @@ cdef class OpenPlan:
             if s.kind != J_STR:
                 return fail_at(err, s.off, "expected a string")
             if kind == K_TEXT and not (e.f & FLAG_BINARY):
-                return self._push_text(out, s, err)
+                return self._push_value_text(out, s, err)
             if self._raw_bytes(e, kind, &p, &ln, err) < 0:
                 return -1
             if e.f & FLAG_BINARY:
@@ -1148,14 +1194,12 @@ cdef class OpenPlan:
                 elif b64_encode(p, ln, &out.data) < 0:
                     return _oom(err)
                 return _close(out, 1, err)
-            if not utf8_valid(p, ln):
-                return fail_at(err, s.off, "invalid UTF-8 in a text value")
-            if buf_append(&out.data, p, ln) < 0:
-                return _oom(err)
+            if self._append_value_bytes(out, p, ln, s.off, err) < 0:
+                return -1
             return _close(out, 1, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string")
-        return self._push_text(out, s, err)
+        return self._push_value_text(out, s, err)
 
     cdef int _target_by_name(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
         cdef uint64_t h = fnv1a(name, n)
@@ -1352,11 +1396,9 @@ cdef class OpenPlan:
             if (kind == K_TEXT or kind == K_BLOB) and (e.f & FLAG_BINARY):
                 if self._raw_bytes(e, kind, &p, &n, err) < 0:
                     return -1
-                if not utf8_valid(p, n):
-                    return fail_at(err, e.v.off, "invalid UTF-8 in a text value")
-                if var_push(vc, p, n) < 0:
-                    return _oom(err)
-                return 0
+                if self._append_value_bytes(vc, p, n, e.v.off, err) < 0:
+                    return -1
+                return _close(vc, 1, err)
             return self._render(e, vc, err)
         if w == W_BINARY:
             if kind == K_TEXT or kind == K_BLOB:

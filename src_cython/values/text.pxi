@@ -47,6 +47,63 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return 1
 
 
+cdef int utf8_replace_invalid(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
+    """Append p[:n] with every maximal ill-formed subpart replaced by U+FFFD: the same output as
+    Python's ``bytes.decode("utf-8", errors="replace")``.  A cold path: only text that
+    utf8_valid refused comes here."""
+    cdef const uint8_t* e = p + n
+    cdef uint8_t* o
+    cdef uint8_t c, lo, hi
+    cdef int need, k
+    if buf_reserve(out, 3 * n) < 0:   # each byte yields at most one 3-byte U+FFFD
+        return -1
+    o = out.data + out.len
+    while p < e:
+        c = p[0]
+        if c < 0x80:
+            o[0] = c
+            o += 1
+            p += 1
+            continue
+        # bytes a sequence needs after its lead, and the range of the second byte
+        lo = 0x80
+        hi = 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            need = 0
+        k = 0
+        if need and e - p > 1 and lo <= p[1] <= hi:
+            k = 1
+            while k < need and e - p > k + 1 and (p[k + 1] & 0xC0) == 0x80:
+                k += 1
+        if need and k == need:
+            memcpy(o, p, need + 1)
+            o += need + 1
+            p += need + 1
+        else:
+            # the lead plus the continuation bytes that were still possible: one U+FFFD
+            o[0] = 0xEF
+            o[1] = 0xBF
+            o[2] = 0xBD
+            o += 3
+            p += k + 1
+    out.len = o - out.data
+    return 0
+
+
 cdef inline int go_simple_escape(uint8_t e) noexcept nogil:
     if e == 97: return 7
     if e == 98: return 8

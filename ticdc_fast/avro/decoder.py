@@ -11,7 +11,7 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..errors import DecodeError, UnavailableError
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (TEXT_MAP, exclusive, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
+from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -43,6 +43,7 @@ class AvroConfig:
     timezone: str
     tz_bounds: tuple
     tz_offsets: tuple
+    invalid_utf8: str = "replace"
 
 
 class AvroDecoder:
@@ -59,24 +60,28 @@ class AvroDecoder:
     timezone: the TiCDC server time zone TIMESTAMP strings were rendered in.
     on_error: ``"fail"`` (default), ``"skip"`` or ``"dead_letter"`` (docs/error-handling.md); a
         registry that cannot be reached is never a message error (``UnavailableError``).
+    invalid_utf8: ``replace`` (default; counted in ``invalid_utf8_replaced``) or ``error``, for
+        invalid UTF-8 in a string column (as for ``OpenDecoder``).
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
-                 on_error: str = "fail", implementation: str | None = None):
+                 invalid_utf8: str = "replace", on_error: str = "fail", implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if extra_columns not in ("ignore", "error"):
             raise ValueError("extra_columns must be 'ignore' or 'error'")
+        init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)
         self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
         targets = compile_targets(schema) if schema is not None else None
         sn, tn = _split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)
-        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs)
+        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs,
+                                 invalid_utf8)
         self.implementation = _impl.resolve(implementation)
         self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
                       else ReferenceAvroRows(self.config))
@@ -105,13 +110,17 @@ class AvroDecoder:
             self._rows.register(ws)
         return ws
 
+    def _core_text_counter(self) -> int:
+        return getattr(self._rows, "invalid_utf8_replaced", 0)
+
     @names_kafka_position
     @exclusive
+    @counts_invalid_utf8
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
         if keys is not None and len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
-        return self._policy.run(self._decode_batch, keys, values, partitions, offsets)
+        return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
 
     def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         if self.implementation == "cython" and is_binary_array(values) and \

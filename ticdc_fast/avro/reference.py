@@ -99,7 +99,10 @@ class ReferenceAvroRows:
         ws = self.schemas[schema_id]
         buf = io.BytesIO(data[5:])
         try:
-            rec = fastavro.schemaless_reader(buf, self.parsed[schema_id])
+            # invalid UTF-8 in a string comes as surrogate escapes: text values follow the
+            # invalid_utf8 policy (open reference render_text / convert_typed)
+            rec = fastavro.schemaless_reader(buf, self.parsed[schema_id],
+                                             handle_unicode_errors="surrogateescape")
         except Exception as exc:  # EOFError, ValueError, IndexError, UnicodeDecodeError...
             raise DecodeError(f"invalid Avro body (schema id {schema_id}): {type(exc).__name__}: {exc}",
                               i, 5 + buf.tell(), part=part) from None
@@ -202,6 +205,8 @@ class ReferenceAvroRows:
             row["_commit_ts"] = _ts(rec["_tidb_commit_ts"], i)
         if "_tidb_row_level_checksum" in rec:
             row["_checksum"] = rec["_tidb_row_level_checksum"] or None
+            if row["_checksum"] is not None and not _is_utf8(row["_checksum"]):
+                raise DecodeError("invalid UTF-8 in a text value", i, 0, part="value")
             row["_checksum_corrupted"] = rec.get("_tidb_corrupted")
             row["_checksum_version"] = rec.get("_tidb_checksum_version")
         self._emit(row, after, before, key_img, ws, i)
@@ -255,6 +260,14 @@ class ReferenceAvroRows:
                 cols[f.name].append(t[f.name] if f.name in t else r.get(f.name))
         self.rows = []
         return [pa.array(cols[f.name], f.type) for f in fields], msg
+
+
+def _is_utf8(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _ts(v, i):

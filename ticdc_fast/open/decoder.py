@@ -13,7 +13,7 @@ from .. import _impl
 from .. import claim_check
 from ..arrow_types import Target, compile_targets
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, exclusive, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..timezones import get_zone, local_table
@@ -46,6 +46,7 @@ class OpenConfig:
     table_name: str | None
     control_events: bool
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    invalid_utf8: str = "replace"
 
 
 def _split_table(table) -> tuple[str, str]:
@@ -88,6 +89,11 @@ class OpenDecoder:
         ``"skip"`` (left out, counted in ``stats``) or ``"dead_letter"`` (one ``_op="ERROR"`` row
         with ``_error``, ``_raw_key``, ``_raw_value``); see docs/error-handling.md.  A claim-check
         file that cannot be read is never a message error.
+    invalid_utf8:
+        ``replace`` (default): invalid UTF-8 in a column's text becomes U+FFFD (as Python's
+        ``errors="replace"``), and ``invalid_utf8_replaced`` counts the values replaced by
+        successful ``decode()`` calls; ``error``: a DecodeError.  A ``pa.binary()`` column gets
+        the original bytes either way.
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
     """
@@ -96,11 +102,13 @@ class OpenDecoder:
                  compression: str = "none", control_events: bool = True,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  claim_check_resolver: Callable[[str], bytes] | None = None, on_error: str = "fail",
+                 invalid_utf8: str = "replace",
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
+        init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)  # validate early
         bounds, offsets = local_table(timezone)
         schema_name = table_name = None
@@ -110,7 +118,7 @@ class OpenDecoder:
             targets = compile_targets(schema)
         self.config = OpenConfig(check_compression(compression), timezone, bounds, offsets,
                                  targets, schema_name, table_name, bool(control_events),
-                                 check_max_message_bytes(max_message_bytes))
+                                 check_max_message_bytes(max_message_bytes), invalid_utf8)
         self.implementation = _impl.resolve(implementation)
         if targets is None:
             fields = list(GENERIC_FIELDS)
@@ -132,13 +140,17 @@ class OpenDecoder:
     def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
 
+    def _core_text_counter(self) -> int:
+        return self._core_plan.invalid_utf8_replaced if self._core_plan is not None else 0
+
     @names_kafka_position
     @exclusive
+    @counts_invalid_utf8
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""
         if len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
-        return self._policy.run(self._decode_batch, keys, values, partitions, offsets)
+        return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
 
     def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         n = len(keys)

@@ -71,10 +71,16 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
             pos = len(text[:exc.pos].encode("utf-8"))
             raise DecodeError(f"malformed JSON: {exc.msg}", msg, base + pos, part=part) from None
     # TiCDC's jsoniter writer copies bytes >= 0x80 raw, so JSON text may hold invalid UTF-8:
-    # parse it with the bytes kept as surrogate escapes.
+    # parse it with the bytes kept as surrogate escapes.  The standard parser would also take a
+    # lone surrogate escape (and read "\udcff" as the byte 0xff): refused first, as orjson and
+    # the core do.
+    text = doc.decode("utf-8", "surrogateescape")
+    lone = _lone_surrogate_escape(text)
+    if lone is not None:
+        pos = len(text[:lone].encode("utf-8", "surrogateescape"))
+        raise DecodeError("malformed JSON: lone surrogate escape", msg, base + pos, part=part)
     try:
-        return stdlib_loads(doc.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant,
-                            parse_int=_parse_int)
+        return stdlib_loads(text, parse_constant=_raise_constant, parse_int=_parse_int)
     except (json.JSONDecodeError, ValueError) as exc:
         pos = getattr(exc, "pos", 0)
         pos = len(doc.decode("utf-8", "surrogateescape")[:pos].encode("utf-8", "surrogateescape"))
@@ -82,16 +88,53 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
                           part=part) from None
 
 
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
+
+
+def _lone_surrogate_escape(text: str) -> int | None:
+    """Where the first \\u escape of an unpaired surrogate starts, or None.  Outside strings a
+    backslash is a syntax error anyway, so escapes are read over the whole document."""
+    high_end = None     # end of a high-surrogate escape that needs a low one right after it
+    for m in _ESCAPE.finditer(text):
+        cp = int(m.group(1), 16) if m.group(1) else -1
+        if high_end is not None:
+            if m.start() == high_end and 0xDC00 <= cp <= 0xDFFF:
+                high_end = None
+                continue
+            return high_end - 6
+        if 0xD800 <= cp <= 0xDBFF:
+            high_end = m.end()
+        elif 0xDC00 <= cp <= 0xDFFF:
+            return m.start()
+    return None if high_end is None else high_end - 6
+
+
 def _raw(s: str) -> bytes:
     return s.encode("utf-8", "surrogateescape")
 
 
 def _utf8(s: str) -> str:
+    """A name (schema, table, column, claim-check location, DDL query): UTF-8 or an error."""
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
         raise V.ValueProblem("invalid UTF-8 in a text value") from None
     return s
+
+
+def _value_text(s: str) -> str:
+    """A column's text value (invalid UTF-8 kept as surrogate escapes) under the invalid_utf8
+    policy."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = _raw(s)
+    except UnicodeEncodeError:   # a lone surrogate escape, not a byte: never UTF-8
+        raise V.ValueProblem("invalid UTF-8 in a text value") from None
+    return V.value_text(raw)
 
 
 def _preview(v, limit: int) -> str:
@@ -163,22 +206,22 @@ def render_text(tcode: int, flags: int, v) -> str | None:
     kind = C.TYPE_KIND[tcode]
     if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
         if isinstance(v, str):
-            return _utf8(v)
+            return _value_text(v)
         return str(_source_int(tcode, flags, v))
     if kind in (C.K_FLOAT32, C.K_FLOAT64):
         if isinstance(v, str):
-            return _utf8(v)
+            return _value_text(v)
         return V.format_float(_source_float(kind, v), 32 if kind == C.K_FLOAT32 else 64)
     if kind in (C.K_TEXT, C.K_BLOB):
         b = _source_bytes(kind, flags, v)
         if flags & C.FLAG_BINARY:
             return base64.b64encode(b).decode("ascii")
-        return V.require_utf8(b)
+        return V.value_text(b)
     if kind == C.K_NULL:
         raise V.ValueProblem("type NULL with a non-null value")
     if not isinstance(v, str):
         raise V.ValueProblem("expected a string")
-    return _utf8(v)
+    return _value_text(v)
 
 
 def convert_typed(target, tcode: int, flags: int, v, tz: str):
@@ -191,7 +234,7 @@ def convert_typed(target, tcode: int, flags: int, v, tz: str):
         raise V.ValueProblem("type NULL with a non-null value")
     if w == C.W_STRING:
         if kind in (C.K_TEXT, C.K_BLOB) and flags & C.FLAG_BINARY:
-            return V.require_utf8(_source_bytes(kind, flags, v))
+            return V.value_text(_source_bytes(kind, flags, v))
         return render_text(tcode, flags, v)
     if w == C.W_BINARY:
         if kind in (C.K_TEXT, C.K_BLOB):

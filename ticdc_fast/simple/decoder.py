@@ -23,7 +23,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, exclusive, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..open.decoder import _split_table
 from ..timezones import get_zone, local_table
@@ -67,6 +67,7 @@ class SimpleConfig:
     control_events: bool
     tz_bounds: tuple = ()
     tz_offsets: tuple = ()
+    invalid_utf8: str = "replace"
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -100,6 +101,8 @@ class SimpleDecoder:
     on_error: ``"fail"`` (default), ``"skip"`` or ``"dead_letter"`` (docs/error-handling.md).  A
         bad message has no effect on the schema cache or the held rows; a held message that
         fails when its schema arrives in a later batch is skipped or dead-lettered then.
+    invalid_utf8: ``replace`` (default; counted in ``invalid_utf8_replaced``) or ``error``, for
+        invalid UTF-8 in a text column (Avro encoding; as for ``OpenDecoder``).
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -108,13 +111,14 @@ class SimpleDecoder:
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 on_error: str = "fail", implementation: str | None = None):
+                 invalid_utf8: str = "replace", on_error: str = "fail", implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
             raise ValueError("on_hold_overflow must be 'raise' or 'emit'")
+        init_invalid_utf8(self, invalid_utf8)
         if schema is not None and table is None:
             raise ValueError("typed mode needs table=")
         get_zone(timezone)
@@ -151,7 +155,8 @@ class SimpleDecoder:
         schema_name, table_name = self._table if self._table else (None, None)
         bounds, offs = local_table(self._timezone)
         self.config = SimpleConfig(self.encoding, self._compression, self._timezone, targets,
-                                   schema_name, table_name, self._control_events, bounds, offs)
+                                   schema_name, table_name, self._control_events, bounds, offs,
+                                   "error" if self._text_policy.strict else "replace")
         if targets is None:
             self._fields = list(GENERIC_FIELDS)
         else:
@@ -249,8 +254,12 @@ class SimpleDecoder:
                                     h.get("offset")))
 
     # ------------------------------------------------------------------ decoding
+    def _core_text_counter(self) -> int:
+        return getattr(self._rows, "invalid_utf8_replaced", 0)
+
     @names_kafka_position
     @exclusive
+    @counts_invalid_utf8
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
 
@@ -264,7 +273,7 @@ class SimpleDecoder:
         self._schema_undo = []
         self._held.begin()
         try:
-            out = self._policy.run(self._decode_batch, keys, values, partitions, offsets)
+            out = self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
         except BaseException:
             self._undo_to(0, None)
             raise

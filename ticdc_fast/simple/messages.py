@@ -149,7 +149,10 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
     _need(value[0] == 2 * AVRO_MESSAGE_BRANCH, f"Avro union branch byte 0x{value[0]:02x} is not Message (0x16)", i)
     buf = io.BytesIO(value)
     try:
-        name, rec = fastavro.schemaless_reader(buf, avro_schema(), return_record_name=True)
+        # invalid UTF-8 comes as surrogate escapes: kept in column values (the invalid_utf8
+        # policy applies where they are rendered), refused anywhere else (_check_strings)
+        name, rec = fastavro.schemaless_reader(buf, avro_schema(), return_record_name=True,
+                                               handle_unicode_errors="surrogateescape")
     except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ...
         # fastavro's text may name the stream object (its address differs per run): not ours to show
         text = re.sub(r" from <[^>]*>", "", str(exc))
@@ -159,6 +162,7 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
           i, buf.tell())
     _need(name.endswith(".Message"), "Avro value is not a Message", i)
     _check_longs(rec, i)
+    _check_strings(rec, i)
     mtype = rec["type"]
     branch, payload = rec["payload"]
     expect = {"WATERMARK": "Watermark", "BOOTSTRAP": "Bootstrap", "DDL": "DDL", "DML": "DML"}[mtype]
@@ -214,6 +218,42 @@ def _check_longs(obj, i) -> None:
     elif isinstance(obj, (list, tuple)):
         for v in obj:
             _check_longs(v, i)
+
+
+def _check_strings(rec, i) -> None:
+    """Every string of a message but a DML's plain text column values must be UTF-8."""
+    payload = rec.get("payload")
+    if not (isinstance(payload, tuple) and len(payload) == 2 and isinstance(payload[1], dict)):
+        _utf8_strings(rec, i)
+        return
+    payload = payload[1]
+    for name, v in rec.items():
+        if name != "payload":
+            _utf8_strings(v, i)
+    for name, v in payload.items():
+        if name in ("data", "old") and isinstance(v, dict):
+            for col, value in v.items():
+                _utf8_strings(col, i)
+                if not isinstance(value, str):
+                    _utf8_strings(value, i)
+        else:
+            _utf8_strings(v, i)
+
+
+def _utf8_strings(obj, i) -> None:
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DecodeError("invalid Avro message: invalid UTF-8 outside a column value", i, 0,
+                              part="value") from None
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _utf8_strings(k, i)
+            _utf8_strings(v, i)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _utf8_strings(v, i)
 
 
 def _avro_table_schema(ts):

@@ -91,7 +91,7 @@ def render_text(col, v) -> str | None:
     if kind == C.K_BLOB:
         V.b64decode_strict(raw)
         return v
-    return V.require_utf8(raw)
+    return V.value_text(raw)
 
 
 def convert_value(target, col, v, tz_default: str):
