@@ -180,6 +180,7 @@ def generic_row(**fields) -> dict:
         "_op": None, "_commit_ts": None, "_schema": None, "_table": None, "_ddl": None,
         "after": None, "before": None, "_ddl_type": None, "_row_id": None,
         "_physical_table_id": None, "_handle_key_only": False, "_claim_check_location": None,
+        "_before_incomplete": False,
     }
     unknown = set(fields) - set(row) - {"_partition", "_offset"}
     assert not unknown, unknown

@@ -115,7 +115,8 @@ def test_escaped_member_names_typed(impl):
                                  schema=pa.schema([("id", pa.int64()), ("n", pa.string())]))
     batch = dec.decode(*[[x] for x in message((ROW_KEY, value))])
     assert batch.to_pylist() == [{"_op": "INSERT", "_commit_ts": 7, "id": 2, "n": "x", "_ddl": None,
-                                  "_handle_key_only": False, "_claim_check_location": None}]
+                                  "_handle_key_only": False, "_claim_check_location": None,
+                                  "_before_incomplete": False}]
 
 
 # --------------------------------------------------------------------------- repeated columns, images

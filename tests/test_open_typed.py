@@ -15,7 +15,8 @@ from conftest import ddl_event, frame, resolved_event, row_event
 
 UTC = dt.timezone.utc
 PNG8 = bytes.fromhex("89504e470d0a1a0a")
-TRAILER = {"_ddl": None, "_handle_key_only": False, "_claim_check_location": None}
+TRAILER = {"_ddl": None, "_handle_key_only": False, "_claim_check_location": None,
+           "_before_incomplete": False}
 
 
 def f32(x):
@@ -359,7 +360,8 @@ def test_typed_stream_with_control_events(decoder_factory):
     batch = dec.decode([m[0] for m in msgs], [m[1] for m in msgs], partitions=[0, 1, 2, 3, 4],
                        offsets=[10, 11, 12, 13, 14])
     assert batch.schema.names == ["_op", "_commit_ts", "id", "val", "missing", "_ddl",
-                                  "_handle_key_only", "_claim_check_location", "_partition", "_offset"]
+                                  "_handle_key_only", "_claim_check_location", "_before_incomplete",
+                                  "_partition", "_offset"]
     assert batch.schema.field("id").metadata == {b"k": b"v"}
     assert batch.schema == dec.output_schema(partitions=True, offsets=True)
 

@@ -127,7 +127,8 @@ def test_varbinary_vector_typed(decoder_factory, flavour):
     schema = pa.schema([("id", pa.int32()), ("b", pa.binary())])
     batch = decoder_factory(table="test.t2", schema=schema).decode([key], [value])
     assert batch.to_pylist() == [{"_op": "INSERT", "_commit_ts": 415508881418485761, "id": 1, "b": PNG8,
-                                  "_ddl": None, "_handle_key_only": False, "_claim_check_location": None}]
+                                  "_ddl": None, "_handle_key_only": False, "_claim_check_location": None,
+                                  "_before_incomplete": False}]
 
 
 # ----------------------------------------------------------------------------- docs stream
@@ -348,7 +349,8 @@ def test_column_type_examples_typed_with_inferred_schema(decoder_factory):
     batch = decoder_factory(table="db.t", schema=schema).decode([key], [value])
     (row,) = batch.to_pylist()
     assert row == {"_op": "INSERT", "_commit_ts": 9, **{n: v for n, (_, v) in expected.items()},
-                   "_ddl": None, "_handle_key_only": False, "_claim_check_location": None}
+                   "_ddl": None, "_handle_key_only": False, "_claim_check_location": None,
+                                  "_before_incomplete": False}
 
 
 # ----------------------------------------------------------------------------- input forms

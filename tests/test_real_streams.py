@@ -566,3 +566,124 @@ def test_avro_checksum_fields(impl):
     assert (r["_op"], r["_commit_ts"], r["_checksum"], r["_checksum_corrupted"],
             r["_checksum_version"]) == ("INSERT", TS, "4294967295", False, 1)
     assert r["after"] == {"id": "1"}
+
+
+# --------------------------------------------------------------------------- open: ticdc bare groups
+# ticdc's writeColumnFieldValueIfUpdated (only-output-updated-columns=true) writes a column that
+# went from non-NULL to NULL as bare "t",["h":true],"f","v" members of "p", in table column order
+# among the named ones (protocols.md §E.15, addendum 6).  The bytes below are written as its
+# JSON writer does: u in table column order, p holding only the changed columns.
+BARE_KEY = {"ts": TS, "scm": "db", "tbl": "t", "t": 1}
+ID = b'"id":{"t":3,"h":true,"f":11,"v":1}'
+
+
+def _bare_value(u: bytes, p: bytes) -> bytes:
+    return b'{"u":{' + u + b'},"p":{' + p + b'}}'
+
+
+def _bare_rows(impl, *values, **kw):
+    dec = ticdc_fast.OpenDecoder(implementation=impl, **kw)
+    msgs = [frame([(BARE_KEY, v)]) for v in values]
+    return dec.decode([k for k, _ in msgs], [v for _, v in msgs])
+
+
+def test_open_bare_group_one_column_recovered(impl):
+    # §E.15: a (INT) went 5 -> NULL, b changed "x" -> "y"; c stayed NULL (not in p). The bare group
+    # lies before the named b, so only a fits.
+    value = _bare_value(ID + b',"a":{"t":3,"f":64,"v":null},"b":{"t":15,"f":64,"v":"y"},'
+                             b'"c":{"t":3,"f":64,"v":null}',
+                        b'"t":3,"f":64,"v":5,"b":{"t":15,"f":64,"v":"x"}')
+    batch = _bare_rows(impl, value)
+    assert batch.schema.names[-1] == "_before_incomplete"
+    batch = batch.to_pylist()
+    (row,) = batch
+    assert row["_op"] == "UPDATE" and row["_before_incomplete"] is False
+    assert row["before"] == [("a", "5"), ("b", "x")]
+    assert dict(row["after"]) == {"id": "1", "a": None, "b": "y", "c": None}
+
+
+def test_open_bare_groups_two_columns_recovered_by_order_and_type(impl):
+    # §E.15 / addendum 6: two columns became NULL, so p holds duplicate bare t/f/v keys; c (INT)
+    # stayed NULL.  Column order and the type codes leave one mapping: a (BIGINT UNSIGNED), b
+    # (DECIMAL).  Values exact: uint64 max and a decimal string.
+    value = _bare_value(ID + b',"a":{"t":8,"f":192,"v":null},"b":{"t":246,"f":64,"v":null},'
+                             b'"c":{"t":3,"f":64,"v":null}',
+                        b'"t":8,"f":192,"v":18446744073709551615,"t":246,"f":64,"v":"2333.654321"')
+    (row,) = _bare_rows(impl, value).to_pylist()
+    assert row["_before_incomplete"] is False
+    assert row["before"] == [("a", "18446744073709551615"), ("b", "2333.654321")]
+
+
+def test_open_bare_group_beside_a_column_named_t(impl):
+    # §E.15: a column literally named "t" is an object; the bare "t" after it is a group member
+    value = _bare_value(ID + b',"t":{"t":3,"f":64,"v":2},"a":{"t":3,"h":true,"f":75,"v":null}',
+                        b'"t":{"t":3,"f":64,"v":1},"t":3,"h":true,"f":75,"v":7')
+    (row,) = _bare_rows(impl, value).to_pylist()
+    assert row["before"] == [("t", "1"), ("a", "7")] and row["_before_incomplete"] is False
+
+
+def test_open_bare_group_ambiguous_is_left_out_and_flagged(impl):
+    # §E.15: a went 5 -> NULL and c stayed NULL, both INT, both before the named d: the group may
+    # be either, so it is not guessed; the rest of p is kept and the row is flagged.
+    value = _bare_value(ID + b',"a":{"t":3,"f":64,"v":null},"c":{"t":3,"f":64,"v":null},'
+                             b'"d":{"t":3,"f":64,"v":2}',
+                        b'"t":3,"f":64,"v":5,"d":{"t":3,"f":64,"v":1}')
+    plain = _bare_value(ID + b',"a":{"t":3,"f":64,"v":3},"c":{"t":3,"f":64,"v":null},'
+                             b'"d":{"t":3,"f":64,"v":2}', b'"d":{"t":3,"f":64,"v":1}')
+    rows = _bare_rows(impl, value, plain).to_pylist()
+    assert [(r["before"], r["_before_incomplete"]) for r in rows] == [
+        ([("d", "1")], True), ([("d", "1")], False)]
+
+
+def test_open_bare_groups_typed_output(impl):
+    # §E.15: typed mode decodes the same messages; the trailer carries the flag after
+    # _claim_check_location
+    import pyarrow as pa
+    schema = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("c", pa.int64()), ("d", pa.int64())])
+    recovered = _bare_value(ID + b',"a":{"t":3,"f":64,"v":null},"c":{"t":3,"f":64,"v":null},'
+                                 b'"d":{"t":3,"f":64,"v":2}',
+                            b'"t":3,"f":64,"v":5,"d":{"t":3,"f":64,"v":1}')
+    unique = _bare_value(ID + b',"a":{"t":3,"f":64,"v":null},"c":{"t":3,"f":64,"v":4},'
+                              b'"d":{"t":3,"f":64,"v":2}',
+                         b'"t":3,"f":64,"v":5,"d":{"t":3,"f":64,"v":1}')
+    batch = _bare_rows(impl, recovered, unique, table="db.t", schema=schema)
+    assert batch.schema.names == ["_op", "_commit_ts", "id", "a", "c", "d", "_ddl",
+                                  "_handle_key_only", "_claim_check_location", "_before_incomplete"]
+    assert [(r["_op"], r["id"], r["a"], r["c"], r["d"], r["_before_incomplete"])
+            for r in batch.to_pylist()] == [("UPDATE", 1, None, None, 2, True),
+                                            ("UPDATE", 1, None, 4, 2, False)]
+
+
+U3 = ID + b',"a":{"t":3,"f":64,"v":null},"b":{"t":15,"f":64,"v":"y"}'
+
+
+@pytest.mark.parametrize("value, reason", [
+    # a full p (output without only-output-updated-columns) leaves no column for a bare group
+    (_bare_value(U3, ID + b',"a":{"t":3,"f":64,"v":5},"b":{"t":15,"f":64,"v":"x"},"t":3,"f":64,"v":5'),
+     "match no NULL column"),
+    # no NULL column of that type
+    (_bare_value(U3, b'"t":15,"f":64,"v":"z"'), "match no NULL column"),
+    # the group must lie where its column is: a is before the named b
+    (_bare_value(U3, b'"b":{"t":15,"f":64,"v":"x"},"t":3,"f":64,"v":5'), "match no NULL column"),
+    (_bare_value(U3, b'"t":3,"f":64'), "do not form t,[h],f,v groups"),
+    (_bare_value(U3, b'"t":3,"v":5'), "do not form t,[h],f,v groups"),
+    (_bare_value(U3, b'"v":5,"t":3,"f":64'), "do not form t,[h],f,v groups"),
+    (_bare_value(U3, b'"t":3,"h":false,"f":64,"v":5'), "do not form t,[h],f,v groups"),
+    (_bare_value(U3, b'"t":3,"f":64,"b":{"t":15,"f":64,"v":"x"},"v":5'), "do not form t,[h],f,v groups"),
+    (_bare_value(U3, b'"t":"x","f":64,"v":5'), "invalid t"),
+    (_bare_value(U3, b'"t":300,"f":64,"v":5'), "invalid t"),
+    (_bare_value(U3, b'"t":3,"f":-1,"v":5'), "invalid f"),
+    (_bare_value(U3, b'"t":3,"f":64,"v":null'), "null v"),
+    # bare members anywhere but p are not columns
+    (b'{"u":{' + ID + b',"t":3,"f":64,"v":5}}', "column value is not a JSON object"),
+    (b'{"d":{' + ID + b',"t":3,"f":64,"v":5}}', "column value is not a JSON object"),
+])
+def test_open_bare_groups_hostile_is_a_decode_error(impl, value, reason):
+    # §E.15: only what ticdc's writer can produce is recovered; anything else fails cleanly
+    dec = ticdc_fast.OpenDecoder(implementation=impl)
+    k, v = frame([(BARE_KEY, value)])
+    with pytest.raises(ticdc_fast.DecodeError, match=reason.replace("[", r"\[").replace("]", r"\]")) as ei:
+        dec.decode([k], [v])
+    assert ei.value.message_index == 0
+    good = frame([(BARE_KEY, _bare_value(U3, b'"t":3,"f":64,"v":5'))])
+    assert dec.decode([good[0]], [good[1]]).to_pylist()[0]["before"] == [("a", "5")]

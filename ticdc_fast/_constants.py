@@ -120,6 +120,7 @@ COL_ROW_ID = "_row_id"
 COL_PHYSICAL_TABLE_ID = "_physical_table_id"
 COL_HANDLE_KEY_ONLY = "_handle_key_only"
 COL_CLAIM_CHECK = "_claim_check_location"
+COL_BEFORE_INCOMPLETE = "_before_incomplete"
 COL_PARTITION = "_partition"
 COL_OFFSET = "_offset"
 

@@ -46,6 +46,28 @@ cdef struct Image:
     Py_ssize_t bad_off
 
 
+cdef struct BareMember:
+    # open: a t/h/f/v member written straight into "p" (ticdc, protocols.md E.15)
+    Span v
+    Py_ssize_t at          # distinct named columns of "p" before it
+    int field              # the member name's byte: t, h, f or v
+
+
+cdef struct BareWork:
+    # scratch of OpenPlan._recover_bare
+    Py_ssize_t* gat
+    Py_ssize_t* left
+    Py_ssize_t* right
+    Py_ssize_t* pre
+    Py_ssize_t* suf
+    int* gt
+    int* slot
+    uint8_t* named
+    Span* gv
+    ColEntry* out
+    Py_ssize_t cap
+
+
 cdef struct MapCol:
     Buf offsets
     Bits valid
@@ -84,6 +106,10 @@ COL_FAULT_TEXT[2] = b"unknown column type code"
 COL_FAULT_TEXT[3] = b"invalid column flags"
 COL_FAULT_TEXT[4] = b"invalid handle marker"
 COL_FAULT_TEXT[5] = b"invalid UTF-8 in a column name"
+
+
+cdef inline bint _is_bare_field(uint8_t ch) noexcept nogil:
+    return ch == 116 or ch == 104 or ch == 102 or ch == 118     # t h f v
 
 
 cdef inline int fail_at(Err* err, Py_ssize_t off, const char* reason) noexcept nogil:
@@ -198,6 +224,8 @@ cdef class OpenPlan:
     cdef Py_ssize_t memo_n
     cdef int kseq[16]          # event-key field id seen at each position of the last event key
     cdef Image images[3]
+    cdef Buf bare              # BareMember per bare member of the last "p" read
+    cdef int before_incomplete # the UPDATE just read leaves some bare group unplaced
     cdef uint32_t* dd_gen
     cdef int32_t* dd_idx
     cdef Py_ssize_t dd_cap
@@ -216,6 +244,7 @@ cdef class OpenPlan:
     cdef FixCol c_ptn
     cdef FixCol c_hko
     cdef VarCol c_ccl
+    cdef FixCol c_bic
     cdef FixCol c_msg
     cdef FixCol* t_fix
     cdef VarCol* t_var
@@ -325,6 +354,7 @@ cdef class OpenPlan:
         buf_free(&self.tmp2)
         buf_free(&self.numtmp)
         buf_free(&self.utf8_fix)
+        buf_free(&self.bare)
         for i in range(3):
             free(self.images[i].cols)
 
@@ -342,6 +372,7 @@ cdef class OpenPlan:
         fix_free(&self.c_ptn)
         fix_free(&self.c_hko)
         var_free(&self.c_ccl)
+        fix_free(&self.c_bic)
         fix_free(&self.c_msg)
         if self.t_fix != NULL:
             for j in range(self.ntargets):
@@ -352,7 +383,8 @@ cdef class OpenPlan:
         cdef int j, w
         if (var_init(&self.c_op, rows, rows * 6) < 0 or fix_init(&self.c_ts, 8, rows) < 0
                 or var_init(&self.c_ddl, rows, 0) < 0 or fix_init(&self.c_hko, 0, rows) < 0
-                or var_init(&self.c_ccl, rows, 0) < 0 or fix_init(&self.c_msg, 4, rows) < 0):
+                or var_init(&self.c_ccl, rows, 0) < 0 or fix_init(&self.c_msg, 4, rows) < 0
+                or fix_init(&self.c_bic, 0, rows) < 0):
             return -1
         if not self.typed:
             if (var_init(&self.c_schema, rows, rows * 8) < 0 or var_init(&self.c_table, rows, rows * 8) < 0
@@ -419,13 +451,14 @@ cdef class OpenPlan:
                 else:
                     cols.append(fix_to_array(&self.t_fix[j], self.target_types[j]))
             cols += [var_to_array(&self.c_ddl, pa.string()), fix_to_array(&self.c_hko, pa.bool_()),
-                     var_to_array(&self.c_ccl, pa.string())]
+                     var_to_array(&self.c_ccl, pa.string()), fix_to_array(&self.c_bic, pa.bool_())]
         else:
             cols += [var_to_array(&self.c_schema, pa.string()), var_to_array(&self.c_table, pa.string()),
                      var_to_array(&self.c_ddl, pa.string()), _map_to_array(&self.c_after),
                      _map_to_array(&self.c_before), fix_to_array(&self.c_ddl_type, pa.int32()),
                      fix_to_array(&self.c_rid, pa.int64()), fix_to_array(&self.c_ptn, pa.int64()),
-                     fix_to_array(&self.c_hko, pa.bool_()), var_to_array(&self.c_ccl, pa.string())]
+                     fix_to_array(&self.c_hko, pa.bool_()), var_to_array(&self.c_ccl, pa.string()),
+                     fix_to_array(&self.c_bic, pa.bool_())]
         msg = fix_to_array(&self.c_msg, pa.int32())
         self._free_outputs()
         return cols, msg
@@ -501,6 +534,7 @@ cdef class OpenPlan:
             return -1
         err.part = PART_VALUE
         q.kind = J_ABSENT
+        self.before_incomplete = 0
         if key.t == MSG_RESOLVED:
             if vd.end != vd.pos:
                 return fail(err, vd, "resolved event with a non-empty value")
@@ -529,7 +563,8 @@ cdef class OpenPlan:
         if var_push(&self.c_op, OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&self.c_ts, &key.ts) < 0:
             return -2
         m32 = <int32_t>msg
-        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, hko) < 0:
+        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, hko) < 0 \
+                or fix_push_bool(&self.c_bic, self.before_incomplete) < 0:
             return -2
         if self._push_text(&self.c_ddl, &q, err) < 0 or self._push_text(&self.c_ccl, &key.ccl, err) < 0:
             return -1
@@ -684,6 +719,7 @@ cdef class OpenPlan:
         self.images[1].present = 0
         self.images[2].present = 0
         self.names.len = 0
+        self.bare.len = 0
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return fail(err, c, "row value is not a JSON object")
@@ -715,6 +751,8 @@ cdef class OpenPlan:
                 img = &self.images[which]
                 img.n = 0
                 img.any_bad = 0
+                if which == IMG_P:
+                    self.bare.len = 0
                 if v.kind == J_NULL:
                     img.present = 0
                     img.bad = NULL
@@ -740,7 +778,166 @@ cdef class OpenPlan:
         if not self.images[IMG_U].present:
             return fail_at(err, value_off, "row value has no u or d")
         op[0] = OP_UPDATE if self.images[IMG_P].present else OP_INSERT
+        if op[0] == OP_UPDATE and self.bare.len:
+            return self._recover_bare(value_off, err)
         return 0
+
+    cdef int _recover_bare(self, Py_ssize_t value_off, Err* err) noexcept nogil:
+        """ticdc's writeColumnFieldValueIfUpdated writes a column that went from non-NULL to
+        NULL as bare "t",["h":true],"f","v" members of "p" (protocols.md E.15, addendum 6).
+        TiCDC writes "p" in table column order, as "u", so a group lies between the u positions
+        of the named p columns around it, and its column is NULL in u, not named in p, and of
+        the group's type.  The groups map in order onto such columns; a group whose column is
+        the same in the leftmost and the rightmost mapping has only one possible column and is
+        inserted into "p"; the others are left out and flag the row (the twin's _recover_bare)."""
+        cdef BareWork w
+        cdef Py_ssize_t nm = self.bare.len // sizeof(BareMember)
+        cdef Py_ssize_t nu = self.images[IMG_U].n, np_ = self.images[IMG_P].n
+        cdef const char* why = NULL
+        cdef int rc = -2
+        w.cap = 16
+        while w.cap < 2 * nu + 2:
+            w.cap *= 2
+        w.gat = <Py_ssize_t*>malloc((nm + 1) * sizeof(Py_ssize_t))
+        w.left = <Py_ssize_t*>malloc((nm + 1) * sizeof(Py_ssize_t))
+        w.right = <Py_ssize_t*>malloc((nm + 1) * sizeof(Py_ssize_t))
+        w.pre = <Py_ssize_t*>malloc((np_ + 1) * sizeof(Py_ssize_t))
+        w.suf = <Py_ssize_t*>malloc((np_ + 1) * sizeof(Py_ssize_t))
+        w.gt = <int*>malloc((nm + 1) * sizeof(int))
+        w.slot = <int*>malloc(w.cap * sizeof(int))
+        w.named = <uint8_t*>calloc(nu + 1, 1)
+        w.gv = <Span*>malloc((nm + 1) * sizeof(Span))
+        w.out = <ColEntry*>malloc((np_ + nm + 1) * sizeof(ColEntry))
+        if w.gat and w.left and w.right and w.pre and w.suf and w.gt and w.slot and w.named and w.gv and w.out:
+            why = self._place_bare(&w, nm)
+            rc = -1 if why != NULL else 0
+            if rc == 0:
+                free(self.images[IMG_P].cols)
+                self.images[IMG_P].cols = w.out
+                self.images[IMG_P].cap = np_ + nm + 1
+                w.out = NULL
+        free(w.gat)
+        free(w.left)
+        free(w.right)
+        free(w.pre)
+        free(w.suf)
+        free(w.gt)
+        free(w.slot)
+        free(w.named)
+        free(w.gv)
+        free(w.out)
+        if rc == -1:
+            return fail_at(err, value_off, why)
+        return rc
+
+    cdef const char* _place_bare(self, BareWork* w, Py_ssize_t nm) noexcept nogil:
+        """The work of _recover_bare in w's scratch arrays: NULL when done (w.out then holds
+        the new "p"), else the fault."""
+        cdef const BareMember* m = <const BareMember*>self.bare.data
+        cdef Image* u = &self.images[IMG_U]
+        cdef Image* p = &self.images[IMG_P]
+        cdef Py_ssize_t nu = u.n, np_ = p.n, i = 0, k = 0, j, c, s, cap = w.cap, gi, nout, at, hit
+        cdef ColEntry* e
+        cdef const ColEntry* o
+        cdef IntVal iv
+        # the groups, in the twin's order of faults
+        while i < nm:
+            at = m[i].at
+            if m[i].field != 116:
+                return "bare column members in p do not form t,[h],f,v groups"
+            if not (m[i].v.kind == J_INT and parse_int_text(m[i].v.p, m[i].v.n, &iv) == 0
+                    and (not iv.neg or iv.mag == 0) and iv.mag < 256 and TYPE_KIND[iv.mag] != 0):
+                return "bare column group in p has an invalid t"
+            w.gt[k] = <int>iv.mag
+            i += 1
+            if i < nm and m[i].field == 104:
+                if m[i].v.kind != J_TRUE or m[i].at != at:
+                    return "bare column members in p do not form t,[h],f,v groups"
+                i += 1
+            if i >= nm or m[i].field != 102 or m[i].at != at:
+                return "bare column members in p do not form t,[h],f,v groups"
+            if not (m[i].v.kind == J_INT and parse_int_text(m[i].v.p, m[i].v.n, &iv) == 0
+                    and (not iv.neg or iv.mag == 0) and iv.mag <= 0xFFFFFFFFULL):
+                return "bare column group in p has an invalid f"
+            i += 1
+            if i >= nm or m[i].field != 118 or m[i].at != at:
+                return "bare column members in p do not form t,[h],f,v groups"
+            if m[i].v.kind == J_NULL:
+                return "bare column group in p has a null v"
+            w.gv[k] = m[i].v
+            w.gat[k] = at
+            k += 1
+            i += 1
+        # u position of each named p column (u names are distinct: a repeat replaced its entry)
+        for s in range(cap):
+            w.slot[s] = -1
+        for j in range(nu):
+            s = <Py_ssize_t>(u.cols[j].hash & <uint64_t>(cap - 1))
+            while w.slot[s] >= 0:
+                s = (s + 1) & (cap - 1)
+            w.slot[s] = <int>j
+        w.pre[0] = -1
+        for j in range(np_):
+            e = &p.cols[j]
+            hit = -1
+            s = <Py_ssize_t>(e.hash & <uint64_t>(cap - 1))
+            while w.slot[s] >= 0:
+                o = &u.cols[w.slot[s]]
+                if o.hash == e.hash and o.name_len == e.name_len \
+                        and bytes_eq(self._name_ptr(o), self._name_ptr(e), e.name_len):
+                    hit = w.slot[s]
+                    break
+                s = (s + 1) & (cap - 1)
+            if hit >= 0:
+                w.named[hit] = 1
+            w.suf[j] = hit if hit >= 0 else nu       # the column's own u position for now
+            w.pre[j + 1] = hit if hit > w.pre[j] else w.pre[j]
+        w.suf[np_] = nu
+        for j in range(np_ - 1, -1, -1):
+            if w.suf[j + 1] < w.suf[j]:
+                w.suf[j] = w.suf[j + 1]
+        # leftmost mapping
+        c = -1
+        for gi in range(k):
+            at = w.gat[gi]
+            c = c + 1 if c + 1 > w.pre[at] + 1 else w.pre[at] + 1
+            while c < nu and not self._bare_fits(u, w.named, w.gt[gi], w.pre[at], w.suf[at], c):
+                c += 1
+            if c >= nu:
+                return "bare column groups in p match no NULL column of u"
+            w.left[gi] = c
+        # rightmost mapping (bounded below by the leftmost one)
+        c = nu
+        for gi in range(k - 1, -1, -1):
+            at = w.gat[gi]
+            c = c - 1 if c - 1 < w.suf[at] - 1 else w.suf[at] - 1
+            while c > w.left[gi] and not self._bare_fits(u, w.named, w.gt[gi], w.pre[at], w.suf[at], c):
+                c -= 1
+            w.right[gi] = c
+        # the new "p": recovered groups at their place among the named columns
+        nout = 0
+        gi = 0
+        for j in range(np_ + 1):
+            while gi < k and w.gat[gi] == j:
+                if w.left[gi] == w.right[gi]:
+                    w.out[nout] = u.cols[w.left[gi]]
+                    w.out[nout].v = w.gv[gi]
+                    w.out[nout].bad = 0
+                    nout += 1
+                else:
+                    self.before_incomplete = 1
+                gi += 1
+            if j < np_:
+                w.out[nout] = p.cols[j]
+                nout += 1
+        p.n = nout
+        return NULL
+
+    cdef inline bint _bare_fits(self, const Image* u, const uint8_t* named, int t, Py_ssize_t lo,
+                                Py_ssize_t hi, Py_ssize_t c) noexcept nogil:
+        cdef const ColEntry* o = &u.cols[c]
+        return (lo < c < hi and not named[c] and o.t == t
+                and (o.v.kind == J_NULL or o.v.kind == J_ABSENT))
 
     cdef int _image_fault(self, Image* img, Err* err) noexcept nogil:
         """-1 with the first fault of a read image (its columns in output order), else 0."""
@@ -846,6 +1043,10 @@ cdef class OpenPlan:
         cdef int memo_ok = 1, deduped = 0
         cdef Py_ssize_t k, mo
         cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
+        cdef BareMember bm
+        cdef bint is_old = img == &self.images[IMG_P]
+        if is_old:
+            self.bare.len = 0
         img.present = 1
         img.n = 0
         img.bad = NULL
@@ -884,6 +1085,19 @@ cdef class OpenPlan:
             else:
                 e.name_off = -1
                 e.name_len = e.name.n
+            if is_old and c.pos[0] != 123 and e.name_len == 1 and _is_bare_field(self._name_ptr(e)[0]):
+                # not a column: a member of a bare group (protocols.md E.15), placed after the row
+                bm.field = self._name_ptr(e)[0]
+                bm.at = img.n
+                if scan_value(c, &bm.v, 3, err) < 0:
+                    return -1
+                if buf_append(&self.bare, &bm, sizeof(BareMember)) < 0:
+                    return -2
+                r = obj_next(c, err)
+                if r < 0:
+                    return -1
+                r = 1 - r
+                continue
             # A column's faults are recorded on its entry, not raised: a later copy of the same
             # column name replaces the entry (last wins), and _image_fault judges what is left.
             e.bad = 0

@@ -26,11 +26,15 @@ GENERIC_FIELDS = change_fields() + [
     pa.field(C.COL_PHYSICAL_TABLE_ID, pa.int64()),
     pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
     pa.field(C.COL_CLAIM_CHECK, pa.string()),
+    # an UPDATE's old image lacks columns that ticdc wrote ambiguously (protocols.md E.15)
+    pa.field(C.COL_BEFORE_INCOMPLETE, pa.bool_(), nullable=False),
 ]
 TRAILER_TYPED_FIELDS = [
     pa.field(C.COL_DDL, pa.string()),
     pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
     pa.field(C.COL_CLAIM_CHECK, pa.string()),
+    # an UPDATE's old image lacks columns that ticdc wrote ambiguously (protocols.md E.15)
+    pa.field(C.COL_BEFORE_INCOMPLETE, pa.bool_(), nullable=False),
 ]
 
 
@@ -66,7 +70,7 @@ class OpenDecoder:
     table, schema:
         Typed mode: ``table="db.tbl"`` and a ``pyarrow.Schema`` of that table's columns; the output
         holds ``_op``, ``_commit_ts``, those columns converted exactly, then ``_ddl``,
-        ``_handle_key_only``, ``_claim_check_location``.  Without them: generic mode
+        ``_handle_key_only``, ``_claim_check_location``, ``_before_incomplete``.  Without them: generic mode
         (``after``/``before`` maps of text).
     timezone:
         The TiCDC server time zone that TIMESTAMP values were rendered in (IANA name, ``UTC`` or

@@ -389,14 +389,14 @@ def _utf8_field(s: str, msg: int, base: int, name: str) -> str:
         raise DecodeError(f"invalid UTF-8 in event key field {name!r}", msg, base, part="key") from None
 
 
-def _image(doc: dict, which: str, msg: int, base: int):
+def _image(doc: dict, which: str, msg: int, base: int, members=None):
     img = doc.get(which)
     if img is None:
         return None
     if type(img) is not dict:
         raise DecodeError(f"row image {which!r} is not a JSON object", msg, base, part="value")
     cols = []
-    for name, col in img.items():
+    for name, col in (img.items() if members is None else members):
         try:
             name = _utf8(name)
         except V.ValueProblem:
@@ -418,27 +418,156 @@ def _image(doc: dict, which: str, msg: int, base: int):
     return cols
 
 
+class _Members(dict):
+    """A JSON object that also keeps every member in document order (repeats included)."""
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+_BARE_FIELDS = ("t", "h", "f", "v")
+BARE_SHAPE = "bare column members in p do not form t,[h],f,v groups"
+BARE_TYPE = "bare column group in p has an invalid t"
+BARE_FLAGS = "bare column group in p has an invalid f"
+BARE_NULL = "bare column group in p has a null v"
+BARE_NO_MATCH = "bare column groups in p match no NULL column of u"
+
+
+def _p_members(value: bytes, msg: int, vstart: int):
+    """The last "p" of a row value as (named members, bare members): named ones repeat
+    last-wins at their first position; a bare member is (field, value, number of distinct
+    named members before it).  Only taken when "p" has a member named t/h/f/v (rare)."""
+    doc = stdlib_loads(value.decode("utf-8", "surrogateescape"), parse_constant=_raise_constant,
+                       parse_int=_parse_int, object_pairs_hook=_Members)
+    named, bare = {}, []
+    for name, col in doc["p"].pairs:
+        if name in _BARE_FIELDS and type(col) is not _Members:
+            bare.append((name, col, len(named)))
+        else:
+            named[name] = dict(col) if type(col) is _Members else col
+    return list(named.items()), bare
+
+
+def _bare_groups(bare, msg: int, vstart: int) -> list:
+    """ticdc's writeColumnFieldValueIfUpdated writes a column that went from non-NULL to NULL
+    as bare "t",["h":true],"f","v" members of "p" (protocols.md E.15, addendum 6).  Returns
+    (type code, value, position among the named members) per group."""
+    groups, i, n = [], 0, len(bare)
+
+    def shape():
+        return DecodeError(BARE_SHAPE, msg, vstart, part="value")
+
+    while i < n:
+        field, t, at = bare[i]
+        if field != "t":
+            raise shape()
+        if not _is_int(t) or t not in C.TYPE_KIND:
+            raise DecodeError(BARE_TYPE, msg, vstart, part="value")
+        i += 1
+        if i < n and bare[i][0] == "h":
+            if bare[i][1] is not True or bare[i][2] != at:
+                raise shape()
+            i += 1
+        if i >= n or bare[i][0] != "f" or bare[i][2] != at:
+            raise shape()
+        f = bare[i][1]
+        if not _is_int(f) or not 0 <= f <= 0xFFFFFFFF:
+            raise DecodeError(BARE_FLAGS, msg, vstart, part="value")
+        i += 1
+        if i >= n or bare[i][0] != "v" or bare[i][2] != at:
+            raise shape()
+        if bare[i][1] is None:
+            raise DecodeError(BARE_NULL, msg, vstart, part="value")
+        groups.append((t, bare[i][1], at))
+        i += 1
+    return groups
+
+
+def _recover_bare(after, old, groups, msg: int, vstart: int):
+    """Give each bare group the u column it belongs to.  TiCDC writes p in table column order,
+    the same order as u, so a group lies between the u positions of the named p columns around
+    it, and its column is NULL in u, not named in p, and of the group's type.  The groups map
+    in order onto such columns; a group whose column is the same in the leftmost and the
+    rightmost mapping has only one possible column and is recovered.  Returns (old image,
+    whether some group could not be placed)."""
+    u_pos = {name: k for k, (name, _, _, _) in enumerate(after)}
+    named = {name for name, _, _, _ in old}
+    nu = len(after)
+    pre, best = [-1], -1
+    for name, _, _, _ in old:
+        best = max(best, u_pos.get(name, -1))
+        pre.append(best)
+    suf, best = [nu] * (len(old) + 1), nu
+    for j in range(len(old) - 1, -1, -1):
+        best = min(best, u_pos.get(old[j][0], nu))
+        suf[j] = best
+
+    def fits(g, c):
+        name, t, _, v = after[c]
+        return v is None and t == g[0] and name not in named and pre[g[2]] < c < suf[g[2]]
+
+    left, c = [], -1
+    for g in groups:
+        c = max(c + 1, pre[g[2]] + 1)
+        while c < nu and not fits(g, c):
+            c += 1
+        if c >= nu:
+            raise DecodeError(BARE_NO_MATCH, msg, vstart, part="value")
+        left.append(c)
+    right, c = [0] * len(groups), nu
+    for i in range(len(groups) - 1, -1, -1):
+        g = groups[i]
+        c = min(c - 1, suf[g[2]] - 1)
+        while c > left[i] and not fits(g, c):  # the leftmost mapping bounds it from below
+            c -= 1
+        right[i] = c
+    out, gi, incomplete = [], 0, False
+    for j in range(len(old) + 1):
+        while gi < len(groups) and groups[gi][2] == j:
+            if left[gi] == right[gi]:
+                name, t, f, _ = after[left[gi]]
+                out.append((name, t, f, groups[gi][1]))
+            else:
+                incomplete = True
+            gi += 1
+        if j < len(old):
+            out.append(old[j])
+    return out, incomplete
+
+
 def _row_value(value: bytes, msg: int, vstart: int):
+    """(op code, after image, before image, whether the before image lacks columns)."""
     doc = parse_json(value, msg, vstart, "value")
     if type(doc) is not dict:
         raise DecodeError("row value is not a JSON object", msg, vstart, part="value")
     after = _image(doc, "u", msg, vstart)
-    old = _image(doc, "p", msg, vstart)
+    bare = None
+    p = doc.get("p")
+    if type(p) is dict and any(name in p for name in _BARE_FIELDS):
+        named, bare = _p_members(value, msg, vstart)
+        old = _image(doc, "p", msg, vstart, named)
+    else:
+        old = _image(doc, "p", msg, vstart)
     deleted = _image(doc, "d", msg, vstart)
     if deleted is not None:
         if after is not None or old is not None:
             raise DecodeError("row value has both d and u/p", msg, vstart, part="value")
-        return C.OP_DELETE, None, deleted
+        return C.OP_DELETE, None, deleted, False
     if after is None:
         raise DecodeError("row value has no u or d", msg, vstart, part="value")
     if old is None:
-        return C.OP_INSERT, after, None
+        return C.OP_INSERT, after, None, False
     # An old column takes the flags of its new copy: ticdc v8.5.x wrote TiDB's column flags
     # (NotNull=1, Binary=128, ...) into "p" under only-output-updated-columns, while "u" always
     # carries TiCDC's (protocols.md E.13).
     new_flags = {name: f for name, _, f, _ in after}
     old = [(name, t, new_flags.get(name, f), v) for name, t, f, v in old]
-    return C.OP_UPDATE, after, old
+    incomplete = False
+    if bare:
+        old, incomplete = _recover_bare(after, old, _bare_groups(bare, msg, vstart), msg, vstart)
+    return C.OP_UPDATE, after, old, incomplete
 
 
 def _ddl_value(value: bytes, msg: int, vstart: int):
@@ -472,7 +601,7 @@ def iter_row_columns(keys, values, table: str, compression: str = "none"):
     for i, kd, _, value, vstart in iter_events(keys, values):
         if kd["t"] != C.MSG_ROW or kd.get("scm") != scm or kd.get("tbl") != tbl:
             continue
-        _, a, b = _row_value(value, i, vstart)
+        _, a, b, _ = _row_value(value, i, vstart)
         for img in (a, b):
             for col in img or ():
                 yield col
@@ -486,7 +615,7 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
     op, ts, msg_of_row = [], [], []
     schema_col, table_col, ddl, ddl_type = [], [], [], []
     after_col, before_col = [], []
-    row_id, ptn, hko, ccl = [], [], [], []
+    row_id, ptn, hko, ccl, before_incomplete = [], [], [], [], []
     typed_cols = [[] for _ in (cfg.targets or ())]
     by_name = {t.name: (j, t) for j, t in enumerate(cfg.targets or ())}
 
@@ -497,11 +626,12 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
             if value:
                 raise DecodeError("resolved event with a non-empty value", i, vstart, part="value")
             code, a, b, q, qt = C.OP_RESOLVED, None, None, None, None
+            incomplete = False
         elif t == C.MSG_DDL:
             q, qt = _ddl_value(value, i, vstart)
-            code, a, b = C.OP_DDL, None, None
+            code, a, b, incomplete = C.OP_DDL, None, None, False
         else:
-            code, a, b = _row_value(value, i, vstart)
+            code, a, b, incomplete = _row_value(value, i, vstart)
             q = qt = None
         if typed:
             if t != C.MSG_RESOLVED and (scm != cfg.schema_name or tbl != cfg.table_name):
@@ -544,17 +674,20 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
         ddl.append(q)
         hko.append(bool(kd.get("ohk", False)) and "ccl" not in kd)
         ccl.append(kd.get("ccl"))
+        before_incomplete.append(incomplete)
         msg_of_row.append(i)
 
     cols = [pa.array(op, pa.string()), pa.array(ts, pa.int64())]
     if typed:
         for j, target in enumerate(cfg.targets):
             cols.append(pa.array(typed_cols[j], target.arrow_type))
-        cols += [pa.array(ddl, pa.string()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string())]
+        cols += [pa.array(ddl, pa.string()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string()),
+                 pa.array(before_incomplete, pa.bool_())]
     else:
         map_t = pa.map_(pa.string(), pa.string())
         cols += [pa.array(schema_col, pa.string()), pa.array(table_col, pa.string()),
                  pa.array(ddl, pa.string()), pa.array(after_col, map_t), pa.array(before_col, map_t),
                  pa.array(ddl_type, pa.int32()), pa.array(row_id, pa.int64()),
-                 pa.array(ptn, pa.int64()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string())]
+                 pa.array(ptn, pa.int64()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string()),
+                 pa.array(before_incomplete, pa.bool_())]
     return cols, msg_of_row
