@@ -453,6 +453,8 @@ cdef class AvroPlan(OpenPlan):
                     by[name] = var_to_array(&self.t_var[j], self.target_types[j])
                 else:
                     by[name] = fix_to_array(&self.t_fix[j], self.target_types[j])
+            if self.with_old_image:
+                by["_before"] = self._old_image_array()
         else:
             by["_schema"] = var_to_array(&self.c_schema, pa.string())
             by["_table"] = var_to_array(&self.c_table, pa.string())
@@ -500,6 +502,8 @@ cdef class AvroPlan(OpenPlan):
         if self.typed:
             for j in range(self.ntargets):
                 self._push_target_null(j)
+            if self.with_old_image:
+                self._emit_old_image(NULL, NULL, NULL)
         else:
             _push_py_text(&self.c_schema, row.get("_schema"))
             _push_py_text(&self.c_table, row.get("_table"))
@@ -1095,7 +1099,7 @@ cdef class AvroPlan(OpenPlan):
         cdef int32_t sid
         cdef const char* optext
         cdef int oplen
-        cdef int j, k
+        cdef int j, k, rc
         cdef ColEntry* e
         if self.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
@@ -1163,8 +1167,11 @@ cdef class AvroPlan(OpenPlan):
             return -1
         if self.typed:
             if op == OP_RESOLVED:
-                return self._emit_typed(NULL, NULL, err)
-            return self._emit_typed(after if after != NULL else before, NULL, err)
+                after = before = NULL
+            rc = self._emit_typed(after if after != NULL else before, NULL, err)
+            if rc < 0 or not self.with_old_image:
+                return rc
+            return self._emit_old_image(before, NULL, err)
         if tp != NULL and op != OP_RESOLVED:
             if tp.db_len >= 0:
                 if var_push(&self.c_schema, self.keys.data + tp.db_off, tp.db_len) < 0:
