@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, compile_targets, old_image_field
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
 from ..errors import DecodeError
@@ -65,6 +65,7 @@ class SimpleConfig:
     control_events: bool
     tz_bounds: tuple = ()
     tz_offsets: tuple = ()
+    old_image: bool = False
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -106,6 +107,10 @@ class SimpleDecoder:
         DecodeError on a mismatch or a ``corrupted`` flag (a Python pass per message: opt-in).
     max_message_bytes: with compression, the most bytes one message (or claim-check file) may
         decompress to (default 128 MiB); beyond it a DecodeError, found without allocating more.
+    old_image: typed mode only: add a ``_before`` column after the table's columns, a struct of
+        the same typed fields holding the row's ``old`` image, converted exactly like ``data``:
+        UPDATE its old row, DELETE the deleted row (which the columns hold too), null on INSERT,
+        control and undecodable rows.
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -114,13 +119,16 @@ class SimpleDecoder:
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 implementation: str | None = None):
+                 implementation: str | None = None, old_image: bool = False):
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
             raise ValueError("on_hold_overflow must be 'raise' or 'emit'")
         if schema is not None and table is None:
             raise ValueError("typed mode needs table=")
+        if old_image and table is None:
+            raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
+        self._old_image = bool(old_image)
         get_zone(timezone)
         self.encoding = encoding
         self.implementation = _impl.resolve(implementation)
@@ -155,13 +163,16 @@ class SimpleDecoder:
         schema_name, table_name = self._table if self._table else (None, None)
         bounds, offs = local_table(self._timezone)
         self.config = SimpleConfig(self.encoding, self._compression, self._timezone, targets,
-                                   schema_name, table_name, self._control_events, bounds, offs)
+                                   schema_name, table_name, self._control_events, bounds, offs,
+                                   self._old_image and targets is not None)
         if targets is None:
             self._fields = list(GENERIC_FIELDS)
         else:
             by = {f.name: f for f in GENERIC_FIELDS}
             self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
             self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
+            if self.config.old_image:
+                self._fields.append(old_image_field(targets))
             self._fields += [by[n] for n in _TYPED_TRAILER]
         if self.implementation == "cython":
             self._rows = _impl.core.SimplePlan(self.config)
