@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, compile_targets, old_image_field
 from ..errors import DecodeError
 from .._frontend import (TEXT_MAP, exclusive, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
@@ -42,6 +42,7 @@ class AvroConfig:
     timezone: str
     tz_bounds: tuple
     tz_offsets: tuple
+    old_image: bool = False
 
 
 class AvroDecoder:
@@ -56,14 +57,21 @@ class AvroDecoder:
         lacks is ignored (``extra_columns="ignore"``) or an error (``"error"``); a target column the
         writer lacks is null.
     timezone: the TiCDC server time zone TIMESTAMP strings were rendered in.
+    old_image: typed mode only: add a ``_before`` column after the table's columns, a struct of
+        the same typed fields, converted exactly like the row: UPDATE the ``_ticdc_before`` record
+        (only sent by TiCDC's ``avro-include-before-value=true``; null otherwise), DELETE the
+        deleted row as sent (the key columns of a tombstone, the pre-row of ``_tidb_op`` ``d``;
+        the columns hold it too), null on INSERT/UPSERT and control rows.
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
-                 implementation: str | None = None):
+                 implementation: str | None = None, old_image: bool = False):
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
+        if old_image and schema is None:
+            raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
         if extra_columns not in ("ignore", "error"):
             raise ValueError("extra_columns must be 'ignore' or 'error'")
         get_zone(timezone)
@@ -71,7 +79,8 @@ class AvroDecoder:
         targets = compile_targets(schema) if schema is not None else None
         sn, tn = _split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)
-        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs)
+        self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs,
+                                 bool(old_image))
         self.implementation = _impl.resolve(implementation)
         self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
                       else ReferenceAvroRows(self.config))
@@ -81,6 +90,8 @@ class AvroDecoder:
         else:
             self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
             self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
+            if old_image:
+                self._fields.append(old_image_field(targets))
             self._fields += [by[n] for n in _TYPED_TRAILER]
         self._writers = {}
 
