@@ -55,8 +55,8 @@ def drop_duplicates(changelog, keys):
     if olds is None:
         return rows.dropDuplicates(list(keys) + ["_commit_ts", "_op"])
     names = [f"__old_{k}" for k in keys]
-    for name, old in zip(names, olds):
-        rows = rows.withColumn(name, F.when(F.col("_op") == "UPDATE", old))
+    for k, name, old in zip(keys, names, olds):
+        rows = rows.withColumn(name, F.when(F.col("_op") == "UPDATE", F.coalesce(old, F.col(k))))
     return rows.dropDuplicates(list(keys) + ["_commit_ts", "_op"] + names).drop(*names)
 
 
@@ -104,6 +104,9 @@ def _old_keys_of_key_changing_updates(rows, keys):
         image, news = F.col(_OLD_IMAGE), [F.col(k) for k in keys]
     else:
         image, news = F.col("before"), [F.col("after").getItem(k) for k in keys]
+    # a key column the old image lacks did not change (only-output-updated-columns sends only the
+    # changed ones; a primary key is never NULL)
+    olds = [F.coalesce(old, new) for old, new in zip(olds, news)]
     changed = reduce(lambda a, b: a | b, [~old.eqNullSafe(new) for old, new in zip(olds, news)])
     deletes = rows.where((F.col("_op") == "UPDATE") & image.isNotNull() & changed)
     for k, old in zip(keys, olds):
@@ -113,7 +116,7 @@ def _old_keys_of_key_changing_updates(rows, keys):
 
 def _old_key_exprs(rows, keys):
     """The old image's key values (typed ``_before`` struct, else generic ``before`` map), or None
-    when the changelog carries no old image."""
+    when the changelog carries no old image.  A key column the old image lacks is null here."""
     from pyspark.sql import functions as F
     if _OLD_IMAGE in rows.columns:
         return [F.col(_OLD_IMAGE).getField(k) for k in keys]
