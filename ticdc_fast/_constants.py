@@ -116,6 +116,7 @@ COL_DDL = "_ddl"
 COL_DDL_TYPE = "_ddl_type"
 COL_AFTER = "after"
 COL_BEFORE = "before"
+COL_OLD_IMAGE = "_before"          # typed output, old_image=True: the old image as a struct
 COL_ROW_ID = "_row_id"
 COL_PHYSICAL_TABLE_ID = "_physical_table_id"
 COL_HANDLE_KEY_ONLY = "_handle_key_only"

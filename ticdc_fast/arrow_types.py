@@ -73,6 +73,8 @@ def spark_arrow_type(t: pa.DataType) -> pa.DataType:
         return pa.timestamp("us", tz=t.tz)
     if pa.types.is_null(t):
         return pa.string()
+    if pa.types.is_struct(t):   # the typed old image (`_before`)
+        return pa.struct([t.field(i).with_type(spark_arrow_type(t.field(i).type)) for i in range(t.num_fields)])
     return t
 
 
@@ -108,6 +110,21 @@ def _writer_for(t: pa.DataType) -> Target | None:
     if pa.types.is_timestamp(t) and t.unit == "us":
         return Target("", C.W_TIMESTAMP, arrow_type=t)
     return None
+
+
+def old_image_field(targets: Sequence[Target]) -> pa.Field:
+    """Typed output's ``_before`` column (``old_image=True``): the old image as a struct of the
+    target columns, null on rows without one."""
+    return pa.field(C.COL_OLD_IMAGE, pa.struct([pa.field(t.name, t.arrow_type) for t in targets]))
+
+
+def old_image_column(targets: Sequence[Target], rows: list) -> pa.Array:
+    """The ``_before`` column of the pure-Python twins from one converted value list per row
+    (``None``: the row has no old image)."""
+    children = [pa.array([None if r is None else r[j] for r in rows], t.arrow_type)
+                for j, t in enumerate(targets)]
+    return pa.StructArray.from_arrays(children, fields=list(old_image_field(targets).type),
+                                      mask=pa.array([r is None for r in rows], pa.bool_()))
 
 
 def compile_targets(schema: pa.Schema) -> tuple[Target, ...]:

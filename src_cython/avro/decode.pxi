@@ -252,8 +252,10 @@ cdef class AvroPlan(OpenPlan):
         for k in range(p.nfields):
             if p.fields[k].role == ROLE_COLUMN and p.field_target[k] >= 0:
                 p.tfield[p.field_target[k]] = k
-        if self.typed and ws.database is not None and ws.database.encode("utf-8") == self.schema_name \
-                and ws.table.encode("utf-8") == self.table_name:
+        # old_image=True: no direct writes; a DELETE's row is converted twice (columns and
+        # `_before`) from its image, which direct fields would never reach
+        if self.typed and not self.with_old_image and ws.database is not None \
+                and ws.database.encode("utf-8") == self.schema_name and ws.table.encode("utf-8") == self.table_name:
             for k in range(p.nfields):
                 p.fields[k].direct = self._direct_kind(p, k)
                 p.fields[k].target = p.field_target[k]
@@ -365,12 +367,38 @@ cdef class AvroPlan(OpenPlan):
         if img == NULL:
             return OpenPlan._emit_typed(self, img, vd, err)
         p = &self.wplans[img.plan]
+        if img == &self.images[IMG_P]:
+            return self._emit_typed_nested(p, img, err)
         for j in range(self.ntargets):
             k = p.tfield[j]
             if k >= 0:
                 if img.direct and p.fields[k].direct != D_NONE:
                     continue
                 e = &img.cols[p.entry_at[k]]
+                if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
+                    if self._convert(e, j, err) < 0:
+                        set_column(err, e.name.p, e.name.n)
+                        return -1
+                    continue
+            if self._push_target_null(j) < 0:
+                return -2
+        return 0
+
+    cdef int _emit_typed_nested(self, WPlan* p, Image* img, Err* err) noexcept nogil:
+        """Targets from the `_ticdc_before` record (old_image=True): its fields are not the
+        top-level ones `tfield` names, so each entry finds its target through its own field."""
+        cdef int j, k
+        cdef ColEntry* e
+        for j in range(self.ntargets):
+            self.present[j] = -1
+        for k in range(img.n):
+            j = p.field_target[img.cols[k].col]
+            if j >= 0:
+                self.present[j] = k
+        for j in range(self.ntargets):
+            k = self.present[j]
+            if k >= 0:
+                e = &img.cols[k]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
                     if self._convert(e, j, err) < 0:
                         set_column(err, e.name.p, e.name.n)
@@ -453,6 +481,8 @@ cdef class AvroPlan(OpenPlan):
                     by[name] = var_to_array(&self.t_var[j], self.target_types[j])
                 else:
                     by[name] = fix_to_array(&self.t_fix[j], self.target_types[j])
+            if self.with_old_image:
+                by["_before"] = self._old_image_array()
         else:
             by["_schema"] = var_to_array(&self.c_schema, pa.string())
             by["_table"] = var_to_array(&self.c_table, pa.string())
@@ -500,6 +530,8 @@ cdef class AvroPlan(OpenPlan):
         if self.typed:
             for j in range(self.ntargets):
                 self._push_target_null(j)
+            if self.with_old_image:
+                self._emit_old_image(NULL, NULL, NULL)
         else:
             _push_py_text(&self.c_schema, row.get("_schema"))
             _push_py_text(&self.c_table, row.get("_table"))
@@ -1095,7 +1127,7 @@ cdef class AvroPlan(OpenPlan):
         cdef int32_t sid
         cdef const char* optext
         cdef int oplen
-        cdef int j, k
+        cdef int j, k, rc
         cdef ColEntry* e
         if self.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
@@ -1163,8 +1195,11 @@ cdef class AvroPlan(OpenPlan):
             return -1
         if self.typed:
             if op == OP_RESOLVED:
-                return self._emit_typed(NULL, NULL, err)
-            return self._emit_typed(after if after != NULL else before, NULL, err)
+                after = before = NULL
+            rc = self._emit_typed(after if after != NULL else before, NULL, err)
+            if rc < 0 or not self.with_old_image:
+                return rc
+            return self._emit_old_image(before, NULL, err)
         if tp != NULL and op != OP_RESOLVED:
             if tp.db_len >= 0:
                 if var_push(&self.c_schema, self.keys.data + tp.db_off, tp.db_len) < 0:

@@ -249,6 +249,13 @@ cdef class OpenPlan:
     cdef FixCol* t_fix
     cdef VarCol* t_var
     cdef object target_types
+    # typed output's old image (`_before`, opt-in): a struct of the targets, filled by swapping
+    # these builders in for t_fix/t_var while the old image is converted (same rules, no copy)
+    cdef int with_old_image
+    cdef FixCol* o_fix
+    cdef VarCol* o_var
+    cdef Bits o_valid
+    cdef object old_image_type
     # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
     # a second thread gets DecoderBusyError at once instead of sharing the buffers.
     cdef int busy
@@ -284,16 +291,21 @@ cdef class OpenPlan:
         self.tname_hash = <uint64_t*>calloc(n, sizeof(uint64_t))
         self.t_fix = <FixCol*>calloc(n, sizeof(FixCol))
         self.t_var = <VarCol*>calloc(n, sizeof(VarCol))
+        self.o_fix = <FixCol*>calloc(n, sizeof(FixCol))
+        self.o_var = <VarCol*>calloc(n, sizeof(VarCol))
         self.tslot_cap = 16
         while self.tslot_cap < 2 * n:
             self.tslot_cap *= 2
         self.tslot = <int*>malloc(self.tslot_cap * sizeof(int))
         if not (self.writers and self.precisions and self.scales and self.present and self.tname_off
-                and self.tname_hash and self.t_fix and self.t_var and self.tslot):
+                and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
+                and self.tslot):
             raise MemoryError()
         for k in range(self.tslot_cap):
             self.tslot[k] = -1
         self.target_types = [t.arrow_type for t in targets]
+        self.with_old_image = self.typed and bool(getattr(cfg, "old_image", False))
+        self.old_image_type = pa.struct([pa.field(t.name, t.arrow_type) for t in targets])
         for j, t in enumerate(targets):
             self.writers[j] = t.writer
             self.precisions[j] = t.precision
@@ -344,6 +356,8 @@ cdef class OpenPlan:
         free(self.tslot)
         free(self.t_fix)
         free(self.t_var)
+        free(self.o_fix)
+        free(self.o_var)
         free(self.tz_bounds)
         free(self.tz_offsets)
         free(self.dd_gen)
@@ -378,6 +392,13 @@ cdef class OpenPlan:
             for j in range(self.ntargets):
                 fix_free(&self.t_fix[j])
                 var_free(&self.t_var[j])
+        if self.o_fix != NULL:
+            for j in range(self.ntargets):
+                fix_free(&self.o_fix[j])
+                var_free(&self.o_var[j])
+        buf_free(&self.o_valid.b)
+        self.o_valid.n = 0
+        self.o_valid.nulls = 0
 
     cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
         cdef int j, w
@@ -400,6 +421,13 @@ cdef class OpenPlan:
                     if var_init(&self.t_var[j], rows, bytes_hint // (self.ntargets + 1)) < 0:
                         return -1
                 elif fix_init(&self.t_fix[j], writer_width(w), rows) < 0:
+                    return -1
+                if not self.with_old_image:
+                    continue
+                if w == W_STRING or w == W_BINARY:
+                    if var_init(&self.o_var[j], rows, bytes_hint // (4 * self.ntargets + 4)) < 0:
+                        return -1
+                elif fix_init(&self.o_fix[j], writer_width(w), rows) < 0:
                     return -1
         return 0
 
@@ -450,6 +478,8 @@ cdef class OpenPlan:
                     cols.append(var_to_array(&self.t_var[j], self.target_types[j]))
                 else:
                     cols.append(fix_to_array(&self.t_fix[j], self.target_types[j]))
+            if self.with_old_image:
+                cols.append(self._old_image_array())
             cols += [var_to_array(&self.c_ddl, pa.string()), fix_to_array(&self.c_hko, pa.bool_()),
                      var_to_array(&self.c_ccl, pa.string()), fix_to_array(&self.c_bic, pa.bool_())]
         else:
@@ -462,6 +492,25 @@ cdef class OpenPlan:
         msg = fix_to_array(&self.c_msg, pa.int32())
         self._free_outputs()
         return cols, msg
+
+    cdef object _old_image_array(self):
+        """The `_before` struct column: the old-image builders as children, null where a row
+        has no old image."""
+        cdef int j, w
+        cdef Py_ssize_t n = self.o_valid.n
+        cdef Py_ssize_t nulls = self.o_valid.nulls
+        children = []
+        for j in range(self.ntargets):
+            w = self.writers[j]
+            if w == W_STRING or w == W_BINARY:
+                children.append(var_to_array(&self.o_var[j], self.target_types[j]))
+            else:
+                children.append(fix_to_array(&self.o_fix[j], self.target_types[j]))
+        validity = take_validity(&self.o_valid)
+        self.o_valid.n = 0
+        self.o_valid.nulls = 0
+        return pa.Array.from_buffers(self.old_image_type, n, [validity], null_count=nulls,
+                                     children=children)
 
     # ------------------------------------------------------------------ framing walk
     cdef int _run(self, const uint8_t* kb, const int64_t* ko, const uint8_t* vb, const int64_t* vo,
@@ -525,7 +574,7 @@ cdef class OpenPlan:
         cdef KeyInfo key
         cdef Span q
         cdef int64_t qt = 0
-        cdef int has_qt = 0, op, hko
+        cdef int has_qt = 0, op, hko, rc
         cdef int32_t m32
         cdef Image* a = NULL
         cdef Image* b = NULL
@@ -569,7 +618,10 @@ cdef class OpenPlan:
         if self._push_text(&self.c_ddl, &q, err) < 0 or self._push_text(&self.c_ccl, &key.ccl, err) < 0:
             return -1
         if self.typed:
-            return self._emit_typed(a if a != NULL else b, vd, err)
+            rc = self._emit_typed(a if a != NULL else b, vd, err)
+            if rc < 0 or not self.with_old_image:
+                return rc
+            return self._emit_old_image(b, vd, err)
         if self._push_text(&self.c_schema, &key.scm, err) < 0 or self._push_text(&self.c_table, &key.tbl, err) < 0:
             return -1
         if op == OP_UPDATE:
@@ -1473,6 +1525,21 @@ cdef class OpenPlan:
             i32 = <int32_t>v64
             return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -2
         return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -2
+
+    cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+        """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
+        exactly as the new image is, into the old-image builders."""
+        cdef FixCol* fix = self.t_fix
+        cdef VarCol* var = self.t_var
+        cdef int rc
+        if bits_push(&self.o_valid, img != NULL) < 0:
+            return _oom(err)
+        self.t_fix = self.o_fix
+        self.t_var = self.o_var
+        rc = self._emit_typed(img, vd, err)
+        self.t_fix = fix
+        self.t_var = var
+        return rc
 
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         cdef int j, k

@@ -646,6 +646,8 @@ cdef class SimplePlan(OpenPlan):
                     by[self.target_names_py[j]] = var_to_array(&self.t_var[j], self.target_types[j])
                 else:
                     by[self.target_names_py[j]] = fix_to_array(&self.t_fix[j], self.target_types[j])
+            if self.with_old_image:
+                by["_before"] = self._old_image_array()
         else:
             by["_schema"] = var_to_array(&self.c_schema, pa.string())
             by["_table"] = var_to_array(&self.c_table, pa.string())
@@ -716,6 +718,8 @@ cdef class SimplePlan(OpenPlan):
         if self.typed:
             for j in range(self.ntargets):
                 self._push_target_null(j)
+            if self.with_old_image:
+                self._emit_old_image(NULL, NULL, NULL)
         else:
             _push_py_text(&self.c_schema, row.get("_schema"))
             _push_py_text(&self.c_table, row.get("_table"))
@@ -1463,6 +1467,7 @@ cdef class SimplePlan(OpenPlan):
         cdef int32_t m32
         cdef int64_t v64
         cdef int32_t ck32
+        cdef int rc
         cdef TablePlan* p = &self.plans[d.plan]
         self.cur_plan = d.plan
         if d.op == OP_INSERT:
@@ -1515,7 +1520,10 @@ cdef class SimplePlan(OpenPlan):
                 or fix_push_null(&self.c_ck_current) < 0 or fix_push_null(&self.c_ck_previous) < 0:
             return -1
         if self.typed:
-            return self._emit_typed(a if a != NULL else b, NULL, err)
+            rc = self._emit_typed(a if a != NULL else b, NULL, err)
+            if rc < 0 or not self.with_old_image:
+                return rc
+            return self._emit_old_image(b, NULL, err)
         if var_push(&self.c_schema, self.keys.data + p.db_off, p.db_len) < 0 \
                 or var_push(&self.c_table, self.keys.data + p.tbl_off, p.tbl_len) < 0:
             return -1

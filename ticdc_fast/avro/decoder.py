@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, compile_targets, old_image_field
 from ..errors import DecodeError, UnavailableError
 from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
@@ -44,6 +44,7 @@ class AvroConfig:
     tz_bounds: tuple
     tz_offsets: tuple
     invalid_utf8: str = "replace"
+    old_image: bool = False
 
 
 class AvroDecoder:
@@ -62,16 +63,24 @@ class AvroDecoder:
         registry that cannot be reached is never a message error (``UnavailableError``).
     invalid_utf8: ``replace`` (default; counted in ``invalid_utf8_replaced``) or ``error``, for
         invalid UTF-8 in a string column (as for ``OpenDecoder``).
+    old_image: typed mode only: add a ``_before`` column after the table's columns, a struct of
+        the same typed fields, converted exactly like the row: UPDATE the ``_ticdc_before`` record
+        (only sent by TiCDC's ``avro-include-before-value=true``; null otherwise), DELETE the
+        deleted row as sent (the key columns of a tombstone, the pre-row of ``_tidb_op`` ``d``;
+        the columns hold it too), null on INSERT/UPSERT and control rows.
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
-                 invalid_utf8: str = "replace", on_error: str = "fail", implementation: str | None = None):
+                 invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
+                 implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
+        if old_image and schema is None:
+            raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
         if extra_columns not in ("ignore", "error"):
             raise ValueError("extra_columns must be 'ignore' or 'error'")
         init_invalid_utf8(self, invalid_utf8)
@@ -81,7 +90,7 @@ class AvroDecoder:
         sn, tn = _split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)
         self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs,
-                                 invalid_utf8)
+                                 invalid_utf8, bool(old_image))
         self.implementation = _impl.resolve(implementation)
         self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
                       else ReferenceAvroRows(self.config))
@@ -91,6 +100,8 @@ class AvroDecoder:
         else:
             self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
             self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
+            if old_image:
+                self._fields.append(old_image_field(targets))
             self._fields += [by[n] for n in _TYPED_TRAILER]
         self._writers = {}
 

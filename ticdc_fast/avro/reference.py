@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import values as V
+from ..arrow_types import old_image_column
 from ..errors import DecodeError
 from ..open.reference import convert_typed, render_text
 from .schema import AV_INT, AV_NULL, AV_RECORD, EXTENSIONS
@@ -236,19 +237,25 @@ class ReferenceAvroRows:
                         raise DecodeError(f"column {f.name!r} (schema id {ws.schema_id}) is not in the "
                                           "target schema", i, 0, f.name, part="value")
                 self._extra_checked.add(ws.schema_id)
-            have = {f.name: (f, v) for f, v in img or ()}
-            typed = {}
-            for t in cfg.targets:
-                got = have.get(t.name)
-                if got is None or got[1] is None:
-                    typed[t.name] = None
-                    continue
-                try:
-                    typed[t.name] = convert_typed(t, got[0].type_code, got[0].flags, got[1], cfg.timezone)
-                except V.ValueProblem as exc:
-                    raise DecodeError(str(exc), i, 0, t.name, part="value") from None
-            row["typed"] = typed
+            row["typed"] = dict(zip([t.name for t in cfg.targets], self._typed_image(img, i)))
+            if cfg.old_image and before is not None:
+                row[C.COL_OLD_IMAGE] = self._typed_image(before, i)
         self.rows.append(row)
+
+    def _typed_image(self, img, i) -> list:
+        """One image (None: none) as the target columns' values, in target order."""
+        have = {f.name: (f, v) for f, v in img or ()}
+        out = []
+        for t in self.cfg.targets:
+            got = have.get(t.name)
+            if got is None or got[1] is None:
+                out.append(None)
+                continue
+            try:
+                out.append(convert_typed(t, got[0].type_code, got[0].flags, got[1], self.cfg.timezone))
+            except V.ValueProblem as exc:
+                raise DecodeError(str(exc), i, 0, t.name, part="value") from None
+        return out
 
     def finish(self, fields):
         cols = {f.name: [] for f in fields}
@@ -259,7 +266,8 @@ class ReferenceAvroRows:
             for f in fields:
                 cols[f.name].append(t[f.name] if f.name in t else r.get(f.name))
         self.rows = []
-        return [pa.array(cols[f.name], f.type) for f in fields], msg
+        return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_OLD_IMAGE
+                else pa.array(cols[f.name], f.type) for f in fields], msg
 
 
 def _is_utf8(s: str) -> bool:

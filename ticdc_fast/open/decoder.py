@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from .. import _constants as C
 from .. import _impl
 from .. import claim_check
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, compile_targets, old_image_field
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
 from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
@@ -51,6 +51,7 @@ class OpenConfig:
     control_events: bool
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     invalid_utf8: str = "replace"
+    old_image: bool = False
 
 
 def _split_table(table) -> tuple[str, str]:
@@ -79,6 +80,11 @@ class OpenDecoder:
         The changefeed's ``large-message-handle-compression``: ``none``, ``snappy`` or ``lz4``.
     control_events:
         Typed mode only: keep RESOLVED rows and this table's DDL rows (default True).
+    old_image:
+        Typed mode only: add a ``_before`` column after the table's columns, a struct of the
+        same typed fields holding the row's old image, converted exactly like the new one:
+        UPDATE its ``p`` image, DELETE the deleted row (which the columns hold too), null on
+        INSERT and control rows.  What tells a primary-key change apart (docs/spark.md).
     max_message_bytes:
         With compression: the most bytes the events of one Kafka message (or claim-check file)
         may decompress to (default 128 MiB); beyond it the message is a DecodeError, found
@@ -106,12 +112,14 @@ class OpenDecoder:
                  compression: str = "none", control_events: bool = True,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  claim_check_resolver: Callable[[str], bytes] | None = None, on_error: str = "fail",
-                 invalid_utf8: str = "replace",
+                 invalid_utf8: str = "replace", old_image: bool = False,
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
+        if old_image and schema is None:
+            raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
         init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)  # validate early
         bounds, offsets = local_table(timezone)
@@ -122,7 +130,7 @@ class OpenDecoder:
             targets = compile_targets(schema)
         self.config = OpenConfig(check_compression(compression), timezone, bounds, offsets,
                                  targets, schema_name, table_name, bool(control_events),
-                                 check_max_message_bytes(max_message_bytes), invalid_utf8)
+                                 check_max_message_bytes(max_message_bytes), invalid_utf8, bool(old_image))
         self.implementation = _impl.resolve(implementation)
         if targets is None:
             fields = list(GENERIC_FIELDS)
@@ -130,6 +138,8 @@ class OpenDecoder:
             fields = [GENERIC_FIELDS[0], GENERIC_FIELDS[1]]
             fields += [pa.field(t.name, t.arrow_type, nullable=True,
                                 metadata=schema.field(t.name).metadata) for t in targets]
+            if old_image:
+                fields.append(old_image_field(targets))
             fields += TRAILER_TYPED_FIELDS
         self._fields = fields
         self.claim_check_resolver = claim_check_resolver

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import values as V
+from ..arrow_types import old_image_column
 from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
 from ..timezones import wall_to_utc_us
@@ -608,6 +609,25 @@ def iter_row_columns(keys, values, table: str, compression: str = "none"):
 
 
 # ----------------------------------------------------------------------------- decoding
+def _typed_image(image, cfg, by_name, i, vstart) -> list:
+    """One image (None: none) as the target columns' values, in target order."""
+    present = {}
+    for name, tc, fl, v in image or ():
+        if name in by_name:
+            present[name] = (tc, fl, v)
+    out = []
+    for target in cfg.targets:
+        got = present.get(target.name)
+        if got is None:
+            out.append(None)
+            continue
+        try:
+            out.append(convert_typed(target, got[0], got[1], got[2], cfg.timezone))
+        except V.ValueProblem as exc:
+            raise DecodeError(str(exc), i, vstart, target.name, part="value") from None
+    return out
+
+
 def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
     """Decode a batch.  Returns (output columns without _partition/_offset, message index per row)."""
     keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
@@ -617,6 +637,7 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
     after_col, before_col = [], []
     row_id, ptn, hko, ccl, before_incomplete = [], [], [], [], []
     typed_cols = [[] for _ in (cfg.targets or ())]
+    old_images = []      # typed, old_image=True: per row the converted old image or None
     by_name = {t.name: (j, t) for j, t in enumerate(cfg.targets or ())}
 
     for i, kd, kstart, value, vstart in iter_events(keys, values):
@@ -638,20 +659,10 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
                 continue
             if t != C.MSG_ROW and not cfg.control_events:
                 continue
-            image = a if a is not None else b
-            present = {}
-            for name, tc, fl, v in image or ():
-                if name in by_name:
-                    present[name] = (tc, fl, v)
-            for j, target in enumerate(cfg.targets):
-                got = present.get(target.name)
-                if got is None:
-                    typed_cols[j].append(None)
-                    continue
-                try:
-                    typed_cols[j].append(convert_typed(target, got[0], got[1], got[2], cfg.timezone))
-                except V.ValueProblem as exc:
-                    raise DecodeError(str(exc), i, vstart, target.name, part="value") from None
+            for j, v in enumerate(_typed_image(a if a is not None else b, cfg, by_name, i, vstart)):
+                typed_cols[j].append(v)
+            if cfg.old_image:
+                old_images.append(None if b is None else _typed_image(b, cfg, by_name, i, vstart))
         else:
             schema_col.append(scm)
             table_col.append(tbl)
@@ -681,6 +692,8 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
     if typed:
         for j, target in enumerate(cfg.targets):
             cols.append(pa.array(typed_cols[j], target.arrow_type))
+        if cfg.old_image:
+            cols.append(old_image_column(cfg.targets, old_images))
         cols += [pa.array(ddl, pa.string()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string()),
                  pa.array(before_incomplete, pa.bool_())]
     else:

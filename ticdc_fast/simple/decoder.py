@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, compile_targets, old_image_field
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
 from .. import claim_check
@@ -68,6 +68,7 @@ class SimpleConfig:
     tz_bounds: tuple = ()
     tz_offsets: tuple = ()
     invalid_utf8: str = "replace"
+    old_image: bool = False
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -103,6 +104,10 @@ class SimpleDecoder:
         fails when its schema arrives in a later batch is skipped or dead-lettered then.
     invalid_utf8: ``replace`` (default; counted in ``invalid_utf8_replaced``) or ``error``, for
         invalid UTF-8 in a text column (Avro encoding; as for ``OpenDecoder``).
+    old_image: typed mode only: add a ``_before`` column after the table's columns, a struct of
+        the same typed fields holding the row's ``old`` image, converted exactly like ``data``:
+        UPDATE its old row, DELETE the deleted row (which the columns hold too), null on INSERT,
+        control and undecodable rows.
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -111,7 +116,8 @@ class SimpleDecoder:
                  on_hold_overflow: str = "raise", schemas=None, state: dict | None = None,
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 invalid_utf8: str = "replace", on_error: str = "fail", implementation: str | None = None):
+                 invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
+                 implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
         if encoding not in ("json", "avro"):
@@ -121,6 +127,9 @@ class SimpleDecoder:
         init_invalid_utf8(self, invalid_utf8)
         if schema is not None and table is None:
             raise ValueError("typed mode needs table=")
+        if old_image and table is None:
+            raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
+        self._old_image = bool(old_image)
         get_zone(timezone)
         self.encoding = encoding
         self.implementation = _impl.resolve(implementation)
@@ -156,13 +165,16 @@ class SimpleDecoder:
         bounds, offs = local_table(self._timezone)
         self.config = SimpleConfig(self.encoding, self._compression, self._timezone, targets,
                                    schema_name, table_name, self._control_events, bounds, offs,
-                                   "error" if self._text_policy.strict else "replace")
+                                   "error" if self._text_policy.strict else "replace",
+                                   self._old_image and targets is not None)
         if targets is None:
             self._fields = list(GENERIC_FIELDS)
         else:
             by = {f.name: f for f in GENERIC_FIELDS}
             self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
             self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
+            if self.config.old_image:
+                self._fields.append(old_image_field(targets))
             self._fields += [by[n] for n in _TYPED_TRAILER]
         if self.implementation == "cython":
             self._rows = _impl.core.SimplePlan(self.config)

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import values as V
+from ..arrow_types import old_image_column
 from ..errors import DecodeError
 from ..open.reference import convert_typed
 from ..timezones import wall_to_utc_us
@@ -239,19 +240,26 @@ class ReferenceRows:
                         raise DecodeError(str(exc), msg, 0, col.name, part="value") from None
                 row[key] = entries
         else:
-            img = dict((c.name, (c, v)) for c, v in (after if after is not None else before))
-            typed = {}
-            for t in cfg.targets:
-                got = img.get(t.name)
-                if got is None:
-                    typed[t.name] = None
-                    continue
-                try:
-                    typed[t.name] = convert_value(t, got[0], got[1], cfg.timezone)
-                except V.ValueProblem as exc:
-                    raise DecodeError(str(exc), msg, 0, t.name, part="value") from None
-            row["typed"] = typed
+            row["typed"] = dict(zip([t.name for t in cfg.targets],
+                                    self._typed_image(after if after is not None else before, msg)))
+            if cfg.old_image and before is not None:
+                row["_before"] = self._typed_image(before, msg)
         self.rows.append(row)
+
+    def _typed_image(self, image, msg: int) -> list:
+        """One image as the target columns' values, in target order."""
+        img = dict((c.name, (c, v)) for c, v in image)
+        out = []
+        for t in self.cfg.targets:
+            got = img.get(t.name)
+            if got is None:
+                out.append(None)
+                continue
+            try:
+                out.append(convert_value(t, got[0], got[1], self.cfg.timezone))
+            except V.ValueProblem as exc:
+                raise DecodeError(str(exc), msg, 0, t.name, part="value") from None
+        return out
 
     def append_control(self, row: dict) -> None:
         self.rows.append(row)
@@ -276,7 +284,8 @@ class ReferenceRows:
                         v = bool(v)
                     cols[f.name].append(v)
         self.rows = []
-        return [pa.array(cols[f.name], f.type) for f in fields], msg
+        return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_OLD_IMAGE
+                else pa.array(cols[f.name], f.type) for f in fields], msg
 
 
 def _i64(v, name, msg):

@@ -188,7 +188,8 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
     ``schema`` the output is the generic changelog; with ``table="db.tbl"`` and an Arrow ``schema``
     it is typed, in the Spark-accepted variant of that schema (uint64 → decimal(20,0), DECIMAL(>38)
     → decimal(38,s), TIME → string).  ``schema`` is a pyarrow schema, a ``StructType`` or a DDL
-    string.  ``options`` go to the decoder (``timezone``, ``compression``, ``registry``...).
+    string.  ``options`` go to the decoder (``timezone``, ``compression``, ``registry``,
+    ``old_image=True`` for typed output's ``_before`` struct...).
     Works for batch and streaming DataFrames; ``_partition``/``_offset`` are kept.
 
     ``on_error``: ``"fail"`` (default: the task fails with a DecodeError naming the Kafka
