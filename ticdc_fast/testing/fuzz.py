@@ -81,7 +81,8 @@ def _open_bases() -> list[Base]:
                 tz = "Asia/Shanghai" if batch == 3 else "UTC"
                 kw = {"compression": comp, "timezone": tz}
                 out.append(Base(f"open-{flavor}-{comp}-b{batch}", "open", [k for k, _ in msgs],
-                                [v for _, v in msgs], kw, dict(kw, table="shop.orders", schema=schema), comp))
+                                [v for _, v in msgs], kw,
+                                dict(kw, table="shop.orders", schema=schema, old_image=batch == 3), comp))
         hko = OpenEncoder(flavor=flavor, max_batch_size=2, max_message_bytes=420,
                           large_message_handle="handle-key-only").encode(events)
         out.append(Base(f"open-{flavor}-handle-key-only", "open", [k for k, _ in hko], [v for _, v in hko],
@@ -108,7 +109,8 @@ def _simple_bases(encoding: str) -> list[Base]:
                 schema = simple_arrow_schema(boot, encoding=encoding)
                 kw = {"compression": comp, "timezone": "Asia/Shanghai" if flavor == "tiflow" else "UTC"}
                 out.append(Base(f"simple-{encoding}-{sname}-{flavor}-{comp}", f"simple-{encoding}", None,
-                                values, kw, dict(kw, table="shop.orders", schema=schema), comp))
+                                values, kw, dict(kw, table="shop.orders", schema=schema,
+                                                 old_image=flavor == "ticdc"), comp))
     return out
 
 
@@ -142,7 +144,8 @@ def _avro_bases() -> list[Base]:
             typed = _avro_typed_schema(cols)
             kw = {"schemas": texts, "timezone": "Asia/Shanghai" if watermark else "UTC"}
             out.append(Base(f"avro-{flavor}-{dec_mode}-{big_mode}", "avro", [k for k, _ in msgs],
-                            [v for _, v in msgs], kw, dict(kw, table="shop.orders", schema=typed),
+                            [v for _, v in msgs], kw,
+                            dict(kw, table="shop.orders", schema=typed, old_image=watermark),
                             avro_schemas={sid: json.loads(t) for sid, t in texts.items()}))
     return out
 
