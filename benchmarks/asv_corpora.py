@@ -11,6 +11,15 @@ Four column mixes, one abstract table each, rendered for every protocol with the
 * ``numeric``: the PK and 9 numeric columns (INT, INT UNSIGNED, BIGINT, BIGINT UNSIGNED,
   SMALLINT, TINYINT, DOUBLE, FLOAT, DECIMAL).
 
+Two more mixes carry what applications write, which the four above never did (their doubles
+have two decimals, their floats are exact binary fractions, their text is mostly ASCII):
+
+* ``realistic5``: TWO tables (``t`` and ``t2``, same columns) interleaved in one topic, small
+  rows of 5 columns: the PK, VARCHAR(64) of CJK/emoji/accented text, DOUBLE with its full 16-17
+  significant digits (``random() * 10**k``), TIMESTAMP(3), TINYINT;
+* ``wide100``: 100 columns: the PK, then 99 cycling over every kind, the full-precision DOUBLE,
+  the non-decimal FLOAT, the non-ASCII VARCHAR and the TIMESTAMP(3) included.
+
 Every stream has ``ROWS`` row changes (about 70% INSERT, 20% UPDATE with the old image, 10%
 DELETE), in transactions of 1-4 rows sharing a commit TSO, with a resolved-ts/WATERMARK event
 every 1,000 rows.  The first ``SMALL_ROWS`` row changes are encoded separately, so the 1,000-row
@@ -27,6 +36,7 @@ existing mix and old results stop being comparable.  Add mixes rather than edit 
 from __future__ import annotations
 
 import random
+import struct
 import time
 import zlib
 
@@ -39,7 +49,7 @@ SEED = 20240501
 ROWS = 10_000
 SMALL_ROWS = 1_000
 ROW_COUNTS = (SMALL_ROWS, ROWS)
-MIXES = ("mixed10", "wide50", "strings", "numeric")
+MIXES = ("mixed10", "wide50", "strings", "numeric", "realistic5", "wide100")
 MODES = ("generic", "typed")
 PROTOCOLS = ("open", "simple-json", "simple-avro", "avro")
 SCHEMA, TABLE = "bench", "t"
@@ -68,10 +78,28 @@ KINDS = {
     "timestamp": (C.T_TIMESTAMP, _B, ("timestamp", {}), (-1, -1)),
     "date":      (C.T_DATE, _B, ("date", {}), (-1, -1)),
     "varbinary": (C.T_VARCHAR, _B, ("varbinary", {"length": 64}), (-1, -1)),
+    # what applications write: doubles from arithmetic, float32 values, text beyond ASCII
+    "double_full": (C.T_DOUBLE, _B, ("double", {}), (-1, -1)),
+    "float_full":  (C.T_FLOAT, _B, ("float", {}), (-1, -1)),
+    "varchar_intl": (C.T_VARCHAR, 0, ("varchar", {"length": 64}), (-1, -1)),
+    "timestamp3":  (C.T_TIMESTAMP, _B, ("timestamp", {"decimal": 3}), (-1, -1)),
 }
 _CYCLE = ("int", "int_u", "bigint", "bigint_u", "smallint", "tinyint", "double", "float",
           "decimal", "varchar16", "varchar64", "text", "datetime", "timestamp", "date",
           "varbinary")
+_CYCLE_WIDE = _CYCLE + ("double_full", "float_full", "varchar_intl", "timestamp3")
+# mixes whose rows go to several tables of the same columns, in one topic: row id % n picks one
+_TABLES = {"realistic5": (TABLE, TABLE + "2")}
+
+
+def mix_tables(mix: str) -> tuple[str, ...]:
+    """The table names a mix's stream writes to (all in ``SCHEMA``, all with its columns)."""
+    return _TABLES.get(mix, (TABLE,))
+
+
+def table_of(mix: str, row_id: int) -> str:
+    names = mix_tables(mix)
+    return names[row_id % len(names)]
 
 
 def mix_columns(mix: str) -> list[tuple[str, str]]:
@@ -87,6 +115,10 @@ def mix_columns(mix: str) -> list[tuple[str, str]]:
     elif mix == "numeric":
         kinds = ["int", "int_u", "bigint", "bigint_u", "smallint", "tinyint", "double", "float",
                  "decimal"]
+    elif mix == "realistic5":
+        kinds = ["varchar_intl", "double_full", "timestamp3", "tinyint"]
+    elif mix == "wide100":
+        kinds = [_CYCLE_WIDE[i % len(_CYCLE_WIDE)] for i in range(99)]
     else:
         raise ValueError(f"unknown mix {mix!r}")
     return [("id", "pk")] + [(f"c{i:02d}_{k}", k) for i, k in enumerate(kinds, 1)]
@@ -98,6 +130,8 @@ _WORDS = ("order", "shipped", "customer", "warehouse", "express", "gift", "invoi
 _ODD_TEXT = ('Customer said: "ASAP" <urgent> & fragile', "Line one\nLine two\ttabbed",
              "請放在門口", "Geschenkverpackung bitte 🎁", "Entrega después de las 18:00")
 _SHORT = ("pending", "paid", "shipped", "delivered", "cancelled", "refunded")
+_INTL = ("北京市朝阳区", "東京都渋谷区", "서울특별시", "Zürich Straße", "São Paulo", "Łódź",
+         "🎁", "✅", "🚚", "订单已发货", "お届け予定", "Ελλάδα", "Москва", "café", "naïve")
 
 
 class _Values:
@@ -165,6 +199,14 @@ class _Values:
             return f"20{ri(10, 29)}-{ri(1, 12):02d}-{ri(1, 28):02d}"
         if kind == "varbinary":
             return self.rng.getrandbits(8 * 24).to_bytes(24, "little")[:ri(0, 24)]
+        if kind == "double_full":                        # 16-17 significant digits
+            return r() * 10.0 ** ri(0, 6)
+        if kind == "float_full":                         # a float32 that is no short decimal
+            return struct.unpack("<f", struct.pack("<f", r() * 10.0 ** ri(0, 4)))[0]
+        if kind == "varchar_intl":
+            return " ".join([_INTL[int(r() * len(_INTL))] for _ in range(ri(1, 4))])
+        if kind == "timestamp3":
+            return f"{self.wall(ms)}.{ms % 1000:03d}"
         raise ValueError(kind)
 
 
@@ -258,8 +300,9 @@ def _open_events(mix: str, changes: list) -> list:
     for ch in changes:
         if ch[0] == "row":
             _, _, ts, after, before = ch
-            out.append(RowChange(SCHEMA, TABLE, ts, image(after), image(before),
-                                 row_id=(after or before)[0]))
+            rid = (after or before)[0]
+            out.append(RowChange(SCHEMA, table_of(mix, rid), ts, image(after), image(before),
+                                 row_id=rid))
         else:
             out.append(Resolved(ch[1]))
     return out
@@ -279,7 +322,7 @@ def avro_columns(mix: str) -> list:
     return out
 
 
-def simple_table(mix: str):
+def simple_table(mix: str, table_name: str = TABLE):
     from ticdc_fast.testing import SimpleColumn, SimpleTable
     cols = []
     for name, kind in mix_columns(mix):
@@ -288,17 +331,18 @@ def simple_table(mix: str):
         else:
             mysql_type, kw = KINDS[kind][2]
             cols.append(SimpleColumn(name, mysql_type, **kw))
-    return SimpleTable(SCHEMA, TABLE, 100, (START_MS - 60_000) << 18, cols)
+    return SimpleTable(SCHEMA, table_name, 100 + mix_tables(mix).index(table_name), (START_MS - 60_000) << 18,
+                       cols)
 
 
-def _simple_events(table, changes: list) -> list:
+def _simple_events(mix: str, tables: dict, changes: list) -> list:
     from ticdc_fast.testing import SimpleDML, SimpleWatermark
-    names = [c.name for c in table.columns]
+    names = [c.name for c in tables[TABLE].columns]
     out = []
     for ch in changes:
         if ch[0] == "row":
             _, op, ts, after, before = ch
-            out.append(SimpleDML(table, op, ts,
+            out.append(SimpleDML(tables[table_of(mix, (after or before)[0])], op, ts,
                                  data=None if after is None else dict(zip(names, after)),
                                  old=None if before is None else dict(zip(names, before))))
         else:
@@ -364,13 +408,13 @@ def build_simple(mix: str, encoding: str, changes: list | None = None) -> dict:
     from ticdc_fast.testing import SimpleBootstrap, SimpleEncoder
     changes = change_stream(mix) if changes is None else changes
     small, _ = _split_small(changes)
-    table = simple_table(mix)
+    tables = {name: simple_table(mix, name) for name in mix_tables(mix)}
     enc = SimpleEncoder(encoding)
-    bootstrap = enc.encode_value(SimpleBootstrap(table, build_ts=START_MS))
-    values = [v for _, v in enc.encode(_simple_events(table, changes))]
+    bootstraps = [enc.encode_value(SimpleBootstrap(t, build_ts=START_MS)) for t in tables.values()]
+    values = [v for _, v in enc.encode(_simple_events(mix, tables, changes))]
     n_small = len(small)                  # one message per event
-    schema = ticdc_fast.simple_arrow_schema(bootstrap, encoding=encoding)
-    return _entry(None, values, n_small, schema, bootstrap=bootstrap)
+    schema = ticdc_fast.simple_arrow_schema(bootstraps[0], encoding=encoding)
+    return _entry(None, values, n_small, schema, bootstrap=bootstraps[0], bootstraps=bootstraps)
 
 
 def avro_typed_schema(schemas: dict) -> pa.Schema:
@@ -399,7 +443,7 @@ def build_avro(mix: str, changes: list | None = None) -> dict:
     from ticdc_fast.testing import AvroEncoder
     changes = change_stream(mix) if changes is None else changes
     small, _ = _split_small(changes)
-    enc = AvroEncoder(table_columns={(SCHEMA, TABLE): avro_columns(mix)}, topic="bench")
+    enc = AvroEncoder(table_columns={(SCHEMA, t): avro_columns(mix) for t in mix_tables(mix)}, topic="bench")
     msgs = enc.encode(_open_events(mix, changes))   # resolved events give no message
     n_small = sum(1 for ch in small if ch[0] == "row")
     schemas = {sid: text for _, sid, text in enc.registered}
@@ -434,7 +478,8 @@ def make_decoder(protocol: str, corpus: dict, mode: str, implementation: str = "
     if protocol == "open":
         return ticdc_fast.OpenDecoder(implementation=implementation, **typed)
     if protocol in ("simple-json", "simple-avro"):
-        return ticdc_fast.SimpleDecoder(protocol.split("-")[1], schemas=[corpus["bootstrap"]],
+        return ticdc_fast.SimpleDecoder(protocol.split("-")[1],
+                                        schemas=corpus.get("bootstraps", [corpus["bootstrap"]]),
                                         implementation=implementation, **typed)
     if protocol == "avro":
         return ticdc_fast.AvroDecoder(schemas=corpus["schemas"], implementation=implementation,

@@ -5,7 +5,8 @@ One class per protocol, each over
 * ``mode``: ``generic`` (``after``/``before`` maps) or ``typed`` (the table's columns, with the
   schema inferred from the data: ``infer_open_schema``, ``simple_arrow_schema``, or the default
   Arrow types of the Avro writer schema);
-* ``mix``: ``mixed10``, ``wide50``, ``strings``, ``numeric`` (see ``asv_corpora``);
+* ``mix``: ``mixed10``, ``wide50``, ``strings``, ``numeric``, ``realistic5``, ``wide100`` (see
+  ``asv_corpora``);
 * ``rows``: row changes in the batch (1,000 or 10,000).
 
 All use the Cython core (``implementation="cython"``); ``PureTwin`` compares it with the

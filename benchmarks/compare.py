@@ -1,6 +1,7 @@
 """ticdc_fast against what users run today, on the same bytes, one core, one run.
 
     python benchmarks/compare.py [--rows 200000] [--repeat 3] [--no-spark] [--mem-messages 10000]
+    python benchmarks/compare.py --corpus realistic [--rows 200000]
 
 Needs the extras in ``benchmarks/requirements.txt`` (msgspec, pysimdjson; pyspark, pandas and Java 17
 for the Spark part).  The process is pinned to one CPU with ``os.sched_setaffinity`` before anything
@@ -491,6 +492,35 @@ def run_avro(args, S):
     S["avro"] = sec
 
 
+def run_realistic(args, S):
+    """``--corpus realistic``: the asv mix ``realistic5`` (two tables interleaved in one topic,
+    5 columns: BIGINT PK, VARCHAR of CJK/emoji text, DOUBLE with 16-17 significant digits,
+    TIMESTAMP(3), TINYINT; 10% NULLs) in every protocol, generic and typed (table ``bench.t``)."""
+    import asv_corpora as A
+    changes = A.change_stream("realistic5", args.rows)
+    for protocol in A.PROTOCOLS:
+        corpus = A.build(protocol, "realistic5", changes)
+        keys, values = A.unpack(corpus["keys"]), A.unpack(corpus["values"])
+        nbytes = A.payload_bytes(keys, values)
+        sec = Section(f"realistic5 {protocol} (2 tables, 5 columns, full-precision doubles)", nbytes,
+                      args.rows, len(values), base="ticdc_fast Cython generic")
+        key_list = [] if keys is None else keys.to_pylist()
+        sec._msgs = [m for m in key_list + values.to_pylist() if m is not None]
+        print(f"# {sec.title}", flush=True)
+        generic = A.make_decoder(protocol, corpus, "generic")
+        typed = A.make_decoder(protocol, corpus, "typed")
+        sec.time("ticdc_fast Cython generic", lambda: generic.decode(keys, values), args.repeat)
+        sec.time("ticdc_fast Cython typed (one of the 2 tables)", lambda: typed.decode(keys, values), args.repeat)
+        docs = None
+        if protocol == "open":
+            docs = open_event_docs(keys.to_pylist(), values.to_pylist())
+        elif protocol == "simple-json":
+            docs = values.to_pylist()
+        raw_limits(sec, docs, b"".join(sec._msgs), args.repeat,
+                   "event doc" if protocol == "open" else "message")
+        S[f"realistic5 {protocol}"] = sec
+
+
 # ============================================================================ Spark
 def spark_session():
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -824,6 +854,10 @@ def main(argv=None):
     ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
     ap.add_argument("--mem-messages", type=int, default=10_000)
     ap.add_argument("--cpu", type=int, default=None, help="the CPU to pin to (default: the first allowed)")
+    ap.add_argument("--corpus", choices=("orders", "realistic"), default="orders",
+                    help="orders: the streams described above (default); realistic: only the asv mix "
+                         "realistic5 (two tables, non-ASCII text, full-precision doubles) in every "
+                         "protocol, Cython generic/typed and the parse-only limits; no Spark, no memory")
     ap.add_argument("--_mem", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._mem:
@@ -845,6 +879,12 @@ def main(argv=None):
     print(f"# rows={args.rows:,}; best of {args.repeat} (Cython, limits), {args.user_repeat} (user baselines), "
           f"1 (twin), warm-up + best of {args.spark_repeat} (Spark)", flush=True)
     S = {}
+    if args.corpus == "realistic":
+        run_realistic(args, S)
+        for sec in S.values():
+            sec.print()
+        print(f"\n# total wall time {time.perf_counter() - t_start:.0f} s")
+        return
     open_data = run_open(args, S)
     sj = run_simple_json(args, S)
     run_simple_avro(args, S)

@@ -13,6 +13,7 @@ import math
 import re
 import struct
 from decimal import Decimal
+from fractions import Fraction
 
 _INT_RE = re.compile(rb"-?(?:0|[1-9][0-9]*)\Z")
 _DECIMAL_RE = re.compile(rb"(-?)([0-9]+)(?:\.([0-9]+))?\Z")
@@ -55,12 +56,28 @@ def _go_format(digits: str, exp10: int, negative: bool) -> str:
     return f"{sign}{digits[:exp10]}.{digits[exp10:]}"
 
 
-def _roundtrips(text: str, ax: float, bits: int) -> bool:
+def _reads_back_as_float32(d: Decimal, ax: float) -> bool:
+    """Does the decimal ``d`` round to the float32 ``ax`` (> 0) when rounded directly to float32,
+    as Go's ParseFloat(s, 32) does?  Reading it as a float64 first can go wrong only when that
+    float64 lands exactly on a midpoint between two float32s; then the interval is compared
+    exactly."""
     try:
-        v = float(text)
-        return (struct.unpack("<f", struct.pack("<f", v))[0] if bits == 32 else v) == ax
-    except OverflowError:
+        v = float(d)
+        f = to_float32(v)
+    except ValueProblem:
         return False
+    if f == v:
+        return f == ax
+    (b,) = struct.unpack("<I", struct.pack("<f", f))
+    other = b + 1 if v > f else b - 1
+    if other < 0x7F800000 and v != (f + struct.unpack("<f", struct.pack("<I", other))[0]) / 2:
+        return f == ax
+    (b,) = struct.unpack("<I", struct.pack("<f", ax))
+    x = Fraction(ax)
+    below = Fraction(struct.unpack("<f", struct.pack("<I", b - 1))[0])
+    above = x + (x - below) if b == 0x7F7FFFFF else Fraction(struct.unpack("<f", struct.pack("<I", b + 1))[0])
+    lo, hi, q = (below + x) / 2, (x + above) / 2, Fraction(d)
+    return lo < q < hi or (b % 2 == 0 and (q == lo or q == hi))   # ties go to the even significand
 
 
 def _shortest_digits(x: float, bits: int) -> tuple[str, int]:
@@ -81,7 +98,7 @@ def _shortest_digits(x: float, bits: int) -> tuple[str, int]:
             q = Decimal(1).scaleb(int(s.partition("e")[2]) - p + 1)
             cands += [cands[0] + q, cands[0] - q]
             # the correctly rounded (half-even, as Go) first, then the upper, then the lower neighbour
-            ok = [c for c in cands if c > 0 and _roundtrips(f"{c:e}", ax, 32)]
+            ok = [c for c in cands if c > 0 and _reads_back_as_float32(c, ax)]
             if ok:
                 best = ok[0]
                 t = best.as_tuple()

@@ -1,8 +1,8 @@
 # Numbers: integer grammar and ranges, float parsing and Go-style shortest formatting,
 # exact decimal parsing into 128/256-bit two's complement.
 
-# libc's strtod and printf read the decimal point from LC_NUMERIC, which a host process may set
-# (locale.setlocale(LC_ALL, "de_DE.UTF-8") makes strtod("7887.44") stop at the '.'): both run
+# libc's strtod reads the decimal point from LC_NUMERIC, which a host process may set
+# (locale.setlocale(LC_ALL, "de_DE.UTF-8") makes strtod("7887.44") stop at the '.'): it runs
 # under the "C" locale here, thread-locally.
 cdef extern from *:
     """
@@ -12,7 +12,6 @@ cdef extern from *:
     #if defined(_WIN32)
     static void tf_c_locale_init(void) {}
     static double tf_strtod(const char* s) { return strtod(s, NULL); }
-    static int tf_format_e(char* buf, int n, int prec, double x) { return snprintf(buf, n, "%.*e", prec, x); }
     #else
     #if defined(__APPLE__)
     #include <xlocale.h>
@@ -27,17 +26,10 @@ cdef extern from *:
         if (old) uselocale(old);
         return v;
     }
-    static int tf_format_e(char* buf, int n, int prec, double x) {
-        locale_t old = tf_c_locale ? uselocale(tf_c_locale) : (locale_t)0;
-        int r = snprintf(buf, n, "%.*e", prec, x);
-        if (old) uselocale(old);
-        return r;
-    }
     #endif
     """
     void tf_c_locale_init() noexcept nogil
     double tf_strtod(const char* s) noexcept nogil
-    int tf_format_e(char* buf, int n, int prec, double x) noexcept nogil
 
 
 tf_c_locale_init()
@@ -350,144 +342,173 @@ cdef int shortest_from_text(const uint8_t* p, Py_ssize_t n, int bits, char* digi
     return 0
 
 
-cdef int _digits_roundtrip(const char* digits, int nd, int e10, int bits, double ax) noexcept nogil:
-    """Does d.ddd × 10^(e10-1) (digits, nd of them) parse back to ax at this width?"""
-    cdef char buf[48]
-    cdef int k = 0
-    cdef double back
-    buf[k] = digits[0]
-    k += 1
-    if nd > 1:
-        buf[k] = 46
-        k += 1
-        memcpy(buf + k, digits + 1, nd - 1)
-        k += nd - 1
-    k += snprintf(buf + k, 48 - k, "e%d", e10 - 1)
-    back = tf_strtod(buf)
-    if bits == 32:
-        return <float>back == <float>ax and not isinf(<float>back)
-    return back == ax
+# ---- shortest round-trip digits (Schubfach, after R. Giulietti, "The Schubfach way to render
+# doubles", 2020).  The rounding interval of x = c * 2^q is scaled by 10^-k, where 10^k is the
+# largest power of ten not above the interval's width, so the interval holds at most one multiple
+# of 10^(k+1) and at least one of 10^k; the scaled ends come from one 64x128-bit product each,
+# rounded to odd so the comparisons below stay exact.  No printf, no strtod, no loop over lengths.
+cdef extern from *:
+    ctypedef unsigned long long uint128 "unsigned __int128"
+
+cdef enum:
+    POW10_G_MIN = -300              # 10^e for e in [POW10_G_MIN, POW10_G_MAX]: covers every
+    POW10_G_MAX = 330               # -k a float32 or float64 can ask for
+    BIN_EXP_MIN = -1100             # binary exponents q of float32/float64 values
+    BIN_EXP_MAX = 1000
+
+# 10^e as a 128-bit significand g in [2^127, 2^128), rounded down then plus one (an upper bound
+# that never equals a product of powers of two), and floor(log2(10^e)); the float32 path uses
+# the top 64 bits likewise.  Exact integer arithmetic at import: Python ints, no floating point.
+cdef uint64_t G128_HI[POW10_G_MAX - POW10_G_MIN + 1]
+cdef uint64_t G128_LO[POW10_G_MAX - POW10_G_MIN + 1]
+cdef uint64_t G64[POW10_G_MAX - POW10_G_MIN + 1]
+cdef int16_t FLOOR_LOG2_POW10[POW10_G_MAX - POW10_G_MIN + 1]
+# floor(log10(2^q)) and floor(log10(3/4 * 2^q)) (the width when the interval below x is the
+# narrower half, at a power of two)
+cdef int16_t FLOOR_LOG10_POW2[BIN_EXP_MAX - BIN_EXP_MIN + 1]
+cdef int16_t FLOOR_LOG10_POW2_3_4[BIN_EXP_MAX - BIN_EXP_MIN + 1]
 
 
-cdef int _step_digits(char* digits, int nd, int* e10, int up) noexcept nogil:
-    """Add (up) or subtract one unit in the last place of a nd-digit string; 0 if it underflows."""
-    cdef int i = nd - 1
-    if up:
-        while i >= 0 and digits[i] == 57:
-            digits[i] = 48
-            i -= 1
-        if i < 0:                 # 99..9 + 1 = 100..0: one more power of ten
-            digits[0] = 49
-            e10[0] += 1
-            return 1
-        digits[i] += 1
-        return 1
-    while i >= 0 and digits[i] == 48:
-        digits[i] = 57
-        i -= 1
-    if i < 0:
-        return 0
-    digits[i] -= 1
-    if digits[0] == 48:           # 100..0 - 1 = 099..9: keep nd significant digits
-        if nd == 1:
-            return 0
-        memmove(digits, digits + 1, nd - 1)
-        digits[nd - 1] = 57
-        e10[0] -= 1
-    return 1
+def _floor_log10_of_fraction(num, den):
+    """floor(log10(num/den)) for positive ints."""
+    e = len(str(num)) - len(str(den))
+    if e >= 0:
+        return e if num >= den * 10 ** e else e - 1
+    return e if num * 10 ** -e >= den else e - 1
 
 
-cdef double P10[23]
-cdef void _init_p10() noexcept:
-    cdef int k
-    P10[0] = 1.0
-    for k in range(1, 23):
-        P10[k] = P10[k - 1] * 10.0     # exact up to 1e22
-
-_init_p10()
-
-
-cdef int _fast_shortest(double ax, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
-    """Short decimals without printf: the smallest k with N = round(ax * 10^k) such that N / 10^k
-    (a correctly rounded division of exact values = strtod of that decimal) gives back ax.  With
-    N of at most 15 digits (6 for float32) no shorter decimal maps to ax, so these are the digits."""
-    cdef int k, nd, lim = 15 if bits == 64 else 6
-    cdef double y, back
-    cdef int64_t n
-    cdef char tmp[24]
+cdef void _init_shortest_tables() except *:
     cdef int i
-    if not (1e-5 <= ax < 1e15):
-        return -1
-    for k in range(0, 16):
-        y = ax * P10[k]
-        if y >= 1e15:
-            return -1
-        n = <int64_t>(y + 0.5)
-        back = <double>n / P10[k]
-        if bits == 32:
-            if <float>back != <float>ax:
-                continue
-        elif back != ax:
-            continue
-        if n == 0:
-            return -1
-        nd = 0
-        while n:
-            tmp[nd] = <char>(48 + n % 10)
-            n //= 10
-            nd += 1
-        if nd > lim:
-            return -1
-        for i in range(nd):
-            digits[i] = tmp[nd - 1 - i]
-        exp_out[0] = nd - k
-        while nd > 1 and digits[nd - 1] == 48:
-            nd -= 1
-        nd_out[0] = nd
+    mask64 = (1 << 64) - 1
+    for i in range(POW10_G_MAX - POW10_G_MIN + 1):
+        e = i + POW10_G_MIN
+        if e >= 0:
+            p = 10 ** e
+            fl = p.bit_length() - 1
+            g = (p << (127 - fl)) if fl <= 127 else (p >> (fl - 127))
+            g64 = (p << (63 - fl)) if fl <= 63 else (p >> (fl - 63))
+        else:
+            d = 10 ** -e
+            fl = -d.bit_length()        # d is never a power of two, so 2^-bl < 1/d < 2^(1-bl)
+            g = (1 << (127 - fl)) // d
+            g64 = (1 << (63 - fl)) // d
+        g += 1
+        g64 += 1
+        G128_HI[i] = g >> 64
+        G128_LO[i] = g & mask64
+        G64[i] = g64
+        FLOOR_LOG2_POW10[i] = fl
+    for i in range(BIN_EXP_MAX - BIN_EXP_MIN + 1):
+        q = i + BIN_EXP_MIN
+        FLOOR_LOG10_POW2[i] = _floor_log10_of_fraction(1 << max(q, 0), 1 << max(-q, 0))
+        FLOOR_LOG10_POW2_3_4[i] = _floor_log10_of_fraction(3 << max(q, 0), 4 << max(-q, 0))
+
+_init_shortest_tables()
+
+
+cdef inline uint64_t _round_to_odd_128(uint64_t g_hi, uint64_t g_lo, uint64_t cp) noexcept nogil:
+    """floor(g * cp / 2^128), its lowest bit set when the dropped part is not (nearly) zero."""
+    cdef uint128 lo = <uint128>g_lo * cp
+    cdef uint128 mid = <uint128>g_hi * cp + (lo >> 64)
+    return <uint64_t>(mid >> 64) | (<uint64_t>mid > 1)
+
+
+cdef inline uint64_t _round_to_odd_64(uint64_t g, uint64_t cp) noexcept nogil:
+    cdef uint128 p = <uint128>g * cp
+    return <uint64_t>(p >> 64) | (<uint32_t>(p >> 32) > 1)
+
+
+cdef int _shortest_decimal(double x, int bits, uint64_t* digits_out, int* exp_out) noexcept nogil:
+    """x (finite, non-zero; a float32 value when bits == 32) = digits * 10^exp, the digits the
+    fewest that read back as x at this width and, among those, the closest (ties to even)."""
+    cdef uint64_t u, c, cb, cbl, cbr, vb, vbl, vbr, lower, upper, s, sp, mid, g_hi, g_lo
+    cdef int q, k, h, gi, is_even, lower_closer, up_inside, wp_inside, u_inside, w_inside, round_up
+    cdef uint32_t u32
+    cdef float f
+    if bits == 32:
+        f = <float>x
+        memcpy(&u32, &f, 4)
+        c = u32 & 0x7FFFFF
+        q = <int>((u32 >> 23) & 0xFF)
+        if q == 0:
+            q = -149
+            lower_closer = 0
+        else:
+            lower_closer = c == 0 and q > 1
+            c |= 0x800000
+            q -= 150
+    else:
+        memcpy(&u, &x, 8)
+        c = u & ((<uint64_t>1 << 52) - 1)
+        q = <int>((u >> 52) & 0x7FF)
+        if q == 0:
+            q = -1074
+            lower_closer = 0
+        else:
+            lower_closer = c == 0 and q > 1
+            c |= <uint64_t>1 << 52
+            q -= 1075
+    is_even = (c & 1) == 0
+    cb = c << 2
+    cbr = cb + 2
+    cbl = cb - 2 + <uint64_t>lower_closer      # the interval below a power of two is half as wide
+    k = FLOOR_LOG10_POW2_3_4[q - BIN_EXP_MIN] if lower_closer else FLOOR_LOG10_POW2[q - BIN_EXP_MIN]
+    gi = -k - POW10_G_MIN
+    h = q + FLOOR_LOG2_POW10[gi] + 1            # 1..4: keeps the products within 64 bits
+    if bits == 32:
+        vbl = _round_to_odd_64(G64[gi], cbl << h)
+        vb = _round_to_odd_64(G64[gi], cb << h)
+        vbr = _round_to_odd_64(G64[gi], cbr << h)
+    else:
+        g_hi = G128_HI[gi]
+        g_lo = G128_LO[gi]
+        vbl = _round_to_odd_128(g_hi, g_lo, cbl << h)
+        vb = _round_to_odd_128(g_hi, g_lo, cb << h)
+        vbr = _round_to_odd_128(g_hi, g_lo, cbr << h)
+    # an end of the interval reads back as x only when c is even (round half to even)
+    lower = vbl + <uint64_t>(not is_even)
+    upper = vbr - <uint64_t>(not is_even)
+    s = vb >> 2
+    if s >= 10:
+        # one digit fewer: the single multiple of 10^(k+1) the interval can hold, if it holds one
+        sp = s // 10
+        up_inside = lower <= 40 * sp
+        wp_inside = 40 * sp + 40 <= upper
+        if up_inside != wp_inside:
+            digits_out[0] = sp + <uint64_t>wp_inside
+            exp_out[0] = k + 1
+            return 0
+    u_inside = lower <= 4 * s
+    w_inside = 4 * s + 4 <= upper
+    if u_inside != w_inside:
+        digits_out[0] = s + <uint64_t>w_inside
+        exp_out[0] = k
         return 0
-    return -1
+    mid = 4 * s + 2
+    round_up = vb > mid or (vb == mid and (s & 1) != 0)
+    digits_out[0] = s + <uint64_t>round_up
+    exp_out[0] = k
+    return 0
 
 
 cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
-    """Shortest digits that round-trip x at this width (x finite, non-zero); among candidates of
-    that length the closest.  At a power of two the interval above x is twice as wide as below,
-    so when the nearest p-digit decimal misses, its upper (then lower) neighbour is tried."""
-    cdef char buf[40]
-    cdef char cand[24]
-    cdef int p, k, nd, e10, start, ce, delta
-    cdef double ax = -x if x < 0 else x
-    if _fast_shortest(ax, bits, digits, nd_out, exp_out) == 0:
-        return 0
-    start = 15 if bits == 64 else 6
-    # subnormals carry fewer significant bits: their shortest form can be 1 digit
-    if (bits == 64 and ax < 2.2250738585072014e-308) or (bits == 32 and ax < 1.1754943508222875e-38):
-        start = 1
-    for p in range(start, 18 if bits == 64 else 10):
-        tf_format_e(buf, 40, p - 1, ax)
-        nd = 0
-        k = 0
-        while buf[k] != 101:
-            if buf[k] != 46:
-                digits[nd] = buf[k]
-                nd += 1
-            k += 1
-        e10 = atoi(buf + k + 1) + 1
-        if _digits_roundtrip(digits, nd, e10, bits, ax):
-            break
-        for delta in range(2):
-            memcpy(cand, digits, nd)
-            ce = e10
-            if _step_digits(cand, nd, &ce, delta == 0) and _digits_roundtrip(cand, nd, ce, bits, ax):
-                memcpy(digits, cand, nd)
-                e10 = ce
-                break
-        else:
-            continue
-        break
-    while nd > 1 and digits[nd - 1] == 48:
-        nd -= 1
+    """Shortest digits that round-trip x at this width (x finite, non-zero), the closest of that
+    length, as ASCII without leading/trailing zeros, and e with x = 0.<digits> x 10^e."""
+    cdef uint64_t m
+    cdef int e10, nd = 0, i
+    cdef char tmp[24]
+    _shortest_decimal(x, bits, &m, &e10)
+    while m % 10 == 0:
+        m //= 10
+        e10 += 1
+    while m:
+        tmp[nd] = <char>(48 + m % 10)
+        m //= 10
+        nd += 1
+    for i in range(nd):
+        digits[i] = tmp[nd - 1 - i]
     nd_out[0] = nd
-    exp_out[0] = e10
+    exp_out[0] = e10 + nd
     return 0
 
 
@@ -521,10 +542,60 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, i
     return go_format_digits(digits, nd, e10, negative, out)
 
 
-# ---- decimals
-cdef extern from *:
-    ctypedef unsigned long long uint128 "unsigned __int128"
+def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
+    """Test and benchmark hook: the little-endian float64 values in ``data`` (rounded to float32
+    when bits == 32) as the core's float text, one per line; the twin is
+    ticdc_fast.values.format_float (plain: format_float_plain)."""
+    cdef Py_ssize_t n = data.shape[0] // 8, i, k = 0, cap = n * 26 + 400
+    cdef bint out_of_memory = False
+    cdef double x
+    cdef char digits[24]
+    cdef int nd, e10
+    cdef char* o
+    cdef char* grown
+    if bits != 32 and bits != 64:
+        raise ValueError("bits must be 32 or 64")
+    for i in range(n):
+        memcpy(&x, &data[0] + 8 * i, 8)
+        if isnan(x) or isinf(x) or (bits == 32 and isinf(<float>x)):
+            raise ValueError(f"value {i} is not finite")
+    o = <char*>malloc(cap)
+    if o == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                if cap - k < 400:      # a plain float64 takes up to 1 + 2 + 323 + 17 bytes
+                    grown = <char*>realloc(o, cap * 2)
+                    if grown == NULL:
+                        out_of_memory = True
+                        break
+                    o = grown
+                    cap *= 2
+                memcpy(&x, &data[0] + 8 * i, 8)
+                if bits == 32:
+                    x = <double><float>x
+                if x == 0:
+                    if signbit(x):
+                        o[k] = 45
+                        k += 1
+                    o[k] = 48
+                    k += 1
+                else:
+                    shortest_from_value(x, bits, digits, &nd, &e10)
+                    if plain:
+                        k += plain_format_digits(digits, nd, e10, x < 0, o + k)
+                    else:
+                        k += go_format_digits(digits, nd, e10, x < 0, o + k)
+                o[k] = 10
+                k += 1
+        if out_of_memory:
+            raise MemoryError()
+        return o[:k]
+    finally:
+        free(o)
 
+# ---- decimals
 
 cdef uint128 POW10_128[39]
 
