@@ -16,7 +16,9 @@ directly: every Kafka message's rows exactly once.
 * the query's offsets beyond what the broker holds (its log lost): ``failOnDataLoss`` true fails
   with the documented message, false goes on from the new end. Tansu 0.6 does not implement
   DeleteRecords (the AdminClient call ends in a transport failure) nor retention, so "records
-  deleted below the query's offset" (read from the earliest record left) cannot be produced on it.
+  deleted below the query's offset" (read from the earliest record left) cannot be produced on it;
+  and a Fetch past the end gets an empty answer, not OFFSET_OUT_OF_RANGE, so a task's "offsets out
+  of range" failure cannot be provoked on it either.
 
 The decoding itself is not what these tests check (other tests run both implementations); the
 workers run the default one."""
@@ -282,8 +284,6 @@ def test_registry_down_fails_loudly_and_a_restart_completes(spark, kafka, tmp_pa
 
 # ====================================================================================== data loss
 def test_offsets_beyond_the_broker_log_fail_on_data_loss_true_and_go_on_when_false(spark, tmp_path):
-    from ticdc_fast.spark.kafka_source import KAFKA_SCHEMA, _Options, read_range
-
     msgs = OpenEncoder(max_batch_size=2).encode(realistic_changefeed(200, seed=17))
     old, lost, new = msgs[:40], msgs[40:50], msgs[50:55]
     topic = _topic("loss")
@@ -309,18 +309,14 @@ def test_offsets_beyond_the_broker_log_fail_on_data_loss_true_and_go_on_when_fal
         assert exc is not None and f"now ends at {len(lost)}, before the query's offset {len(old)}" in str(exc)
         assert spark.read.parquet(out).select("_offset").distinct().count() == len(old)
 
-        # a task whose range is not on the broker fails with the documented hint
-        opts = _Options({"kafka.bootstrap.servers": broker.bootstrap_servers, "subscribe": topic,
-                         "kafkaConsumer.pollTimeoutMs": "30000"})
-        with pytest.raises(RuntimeError, match=r"out of range .*failOnDataLoss=false"):
-            list(read_range(opts, KAFKA_SCHEMA, topic, 0, len(lost) + 5, len(lost) + 8))
-
         # false: go on from the new end; the records below it are not read (documented)
         assert _run_available_now(decoded("false"), out, ckpt) is None
         placed += broker.produce(topic, new)
         assert placed[-len(new):] == [(0, len(lost) + i) for i in range(len(new))]
         assert _run_available_now(decoded("false"), out, ckpt) is None
         names, want = _expected(ticdc_fast.OpenDecoder(), old + new, placed[:len(old)] + placed[-len(new):])
-        _assert_sink_exactly_once(spark, out, names, want, len(old) + len(new))
+        # the new records reuse offsets 10..14 of the lost log: (partition, offset) pairs are not
+        # unique across the two logs, the rows (with their values) are
+        _assert_sink_exactly_once(spark, out, names, want, len(old))
     finally:
         broker.stop()
