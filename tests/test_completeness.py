@@ -48,7 +48,8 @@ def test_a_partition_missing_from_the_batch_holds_completeness_back(spark, impl)
     assert tfs.complete_up_to(batch, partitions=3) is None
     assert tfs.complete_up_to(batch, partitions=[0, 1, 2]) is None
     assert tfs.complete_up_to(batch, partitions=2) == 1000       # the topic has 2 partitions
-    assert tfs.complete_up_to(batch) == 1000                     # present partitions only (documented)
+    with pytest.raises(TypeError, match="partitions= is required"):
+        tfs.complete_up_to(batch, None)                          # no way back to the overstated value
     with pytest.raises(ValueError, match=r"partitions \[1\]"):
         tfs.complete_up_to(batch, partitions=[0, 2])
 
@@ -56,7 +57,6 @@ def test_a_partition_missing_from_the_batch_holds_completeness_back(spark, impl)
 def test_a_partition_with_rows_but_no_resolved_holds_completeness_back(spark, impl):
     batch = _changelog(spark, impl, {0: 1000, 1: 1500}, rows_without_resolved=[2])
     assert tfs.complete_up_to(batch, partitions=3) is None
-    assert tfs.complete_up_to(batch) is None
 
 
 def test_tracker_across_micro_batches_gives_the_lower_correct_value(spark, impl, tmp_path):

@@ -86,7 +86,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
             t_spark = time.perf_counter() - t0
             _say(f"   {n_rows:,} changelog rows in {t_spark:.1f} s (Spark, local[2])")
             changelog.groupBy("_table", "_op").count().orderBy("_table", "_op").show(truncate=False)
-            _say(f"   complete up to commit ts {tfs.complete_up_to(changelog)} (min over partitions of "
+            _say(f"   complete up to commit ts {tfs.complete_up_to(changelog, partitions=2)} (min over partitions of "
                  "the highest RESOLVED ts)")
 
             _say("5/5 table state (typed, de-duplicated, latest change per key, deletes removed):")

@@ -129,16 +129,16 @@ def _old_key_exprs(rows, keys):
     return None
 
 
-def complete_up_to(changelog, partitions=None):
-    """The commit ts up to which the stream is complete: the minimum over Kafka partitions of the
-    highest RESOLVED ts seen in each, ``None`` if some partition has none.
+def complete_up_to(changelog, partitions):
+    """The commit ts up to which the stream is complete: the minimum over the topic's Kafka
+    partitions of the highest RESOLVED ts seen in each, ``None`` if some partition has none.
 
-    ``partitions``: the topic's partitions, a count ``N`` (partitions ``0..N-1``) or the ids. Give
-    it: a partition with no row in ``changelog`` (an idle partition, or one that had no message in
-    this micro-batch) then holds completeness back (``None``), where the minimum over the
-    partitions present would overstate it (the watermark mistake behind ticdc#4051). Without it
-    only the partitions present count, which is right only when every partition has rows.
-    A row of a partition not in ``partitions`` is a ``ValueError`` (the count is wrong).
+    ``partitions``: the topic's partitions, a count ``N`` (partitions ``0..N-1``) or the ids. It is
+    required: a partition with no row in ``changelog`` (an idle partition, or one that had no
+    message in this micro-batch) must hold completeness back (``None``), where the minimum over the
+    partitions present would overstate it (the watermark mistake behind ticdc#4051), and a
+    DataFrame cannot tell which partitions it lacks. A row of a partition not in ``partitions`` is
+    a ``ValueError`` (the count is wrong).
 
     In Structured Streaming one micro-batch rarely holds a RESOLVED of every partition: keep the
     per-partition highest across batches with ``CompletenessTracker``."""
@@ -158,7 +158,8 @@ def resolved_per_partition(changelog) -> dict:
 
 def _partition_ids(partitions, seen) -> list:
     if partitions is None:
-        return sorted(seen, key=lambda p: (p is None, p))
+        raise TypeError("partitions= is required: the topic's partition count or ids (the partitions "
+                        "present in a DataFrame would overstate completeness)")
     if isinstance(partitions, bool):
         raise TypeError("partitions must be a count or partition ids, not a bool")
     if isinstance(partitions, int):
