@@ -323,12 +323,12 @@ cdef class AvroPlan(OpenPlan):
             if kind == AV_NULL:
                 continue
             if (kind == AV_LONG or kind == AV_INT) and (tk == K_INT or tk == K_UINT) \
-                    and W_INT8 <= w <= W_UINT64 and f.type_code != 16:
+                    and W_INT8 <= w <= W_UINT64 and f.type_code != T_BIT:
                 this = D_INT
-            elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == 5) or (kind == AV_FLOAT and f.type_code == 4)):
+            elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == T_DOUBLE) or (kind == AV_FLOAT and f.type_code == T_FLOAT)):
                 this = D_F64
             elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
-                    and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != 246 and f.type_code != 16:
+                    and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
                 this = D_BLOB
             else:
                 return D_NONE
@@ -754,7 +754,7 @@ cdef class AvroPlan(OpenPlan):
         elif info.has_op and info.op.n == 1 and info.op.p[0] == 100:
             op = OP_DELETE
         elif not info.has_op or info.op.n == 0:
-            op = 5   # UPSERT
+            op = OP_UPSERT
             info.has_commit_ts = 0
         else:
             return fail_at(err, info.op.off, "unknown _tidb_op")
@@ -902,7 +902,7 @@ cdef class AvroPlan(OpenPlan):
         if b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
             if _avro_real(c, b, v.off, &f64, err) < 0:
                 return -1
-            bits = 32 if f.type_code == 4 else 64
+            bits = 32 if f.type_code == T_FLOAT else 64
             if bits == 32:
                 f32 = <float>f64
                 if isinf(f32):
@@ -937,7 +937,7 @@ cdef class AvroPlan(OpenPlan):
             c.pos += b.size
         elif avro_string(c, &raw, err) < 0:
             return -1
-        if f.type_code == 246:
+        if f.type_code == T_NEWDECIMAL:
             if self.typed:
                 if raw.n == 0:
                     return fail_at(err, v.off, "empty decimal bytes")
@@ -951,7 +951,7 @@ cdef class AvroPlan(OpenPlan):
                 v.ascii = 1
                 return 0
             return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
-        if f.type_code == 16:
+        if f.type_code == T_BIT:
             k = 0
             while k < raw.n and raw.p[k] == 0:
                 k += 1
@@ -1125,8 +1125,6 @@ cdef class AvroPlan(OpenPlan):
         cdef WPlan* tp = &self.wplans[vplan] if vplan >= 0 else (&self.wplans[kplan] if kplan >= 0 else NULL)
         cdef int32_t m32
         cdef int32_t sid
-        cdef const char* optext
-        cdef int oplen
         cdef int j, k, rc
         cdef ColEntry* e
         if self.typed and op != OP_RESOLVED:
@@ -1150,13 +1148,7 @@ cdef class AvroPlan(OpenPlan):
                     set_column(err, e.name.p, e.name.n)
                     return fail_at(err, 0, "column is not in the target schema")
                 tp.extra_checked = 1
-        if op == 5:
-            optext = b"UPSERT"
-            oplen = 6
-        else:
-            optext = OP_TEXT[op]
-            oplen = OP_LEN[op]
-        if var_push(&self.c_op, optext, oplen) < 0:
+        if var_push(&self.c_op, OP_TEXT[op], OP_LEN[op]) < 0:
             return -1
         if info.has_commit_ts:
             if fix_push(&self.c_ts, &info.commit_ts) < 0:
@@ -1225,7 +1217,7 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
     if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
         return fail_at(err, off, "Avro int out of 32-bit range")
     iv.neg = 0
-    if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
+    if f.type_code == T_LONGLONG and (f.flags & FLAG_UNSIGNED):
         iv.mag = <uint64_t>lv
     elif lv < 0:
         iv.neg = 1

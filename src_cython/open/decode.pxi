@@ -1814,9 +1814,9 @@ cdef class OpenPlan:
             tn = int_to_text(&iv, txt)
         else:
             memcpy(&x, &e.v.n, 8)
-            if w == W_FLOAT64 and (e.t == 4 or e.t == 5):
+            if w == W_FLOAT64 and (e.t == T_FLOAT or e.t == T_DOUBLE):
                 return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
-            if w == W_FLOAT32 and (e.t == 4 or e.t == 5):
+            if w == W_FLOAT32 and (e.t == T_FLOAT or e.t == T_DOUBLE):
                 f = <float>x
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
@@ -1826,7 +1826,7 @@ cdef class OpenPlan:
                 txt[0] = 45 if signbit(x) else 48
                 txt[1] = 48
             else:
-                shortest_from_value(x, 32 if e.t == 4 else 64, digits, &nd, &e10)
+                shortest_from_value(x, 32 if e.t == T_FLOAT else 64, digits, &nd, &e10)
                 tn = go_format_digits(digits, nd, e10, x < 0, txt)
         # the text form, for string/decimal/bool targets and for errors worded like the twin's
         tmp[0] = e[0]
@@ -1960,18 +1960,20 @@ cdef int _parse_uint_digits(const uint8_t* p, Py_ssize_t n, IntVal* iv) noexcept
     return 0
 
 
-cdef const char* OP_TEXT[5]
-cdef int OP_LEN[5]
-OP_TEXT[0] = b"INSERT"
-OP_TEXT[1] = b"UPDATE"
-OP_TEXT[2] = b"DELETE"
-OP_TEXT[3] = b"DDL"
-OP_TEXT[4] = b"RESOLVED"
-OP_LEN[0] = 6
-OP_LEN[1] = 6
-OP_LEN[2] = 6
-OP_LEN[3] = 3
-OP_LEN[4] = 8
+cdef const char* OP_TEXT[6]
+cdef int OP_LEN[6]
+OP_TEXT[OP_INSERT] = b"INSERT"
+OP_TEXT[OP_UPDATE] = b"UPDATE"
+OP_TEXT[OP_DELETE] = b"DELETE"
+OP_TEXT[OP_DDL] = b"DDL"
+OP_TEXT[OP_RESOLVED] = b"RESOLVED"
+OP_TEXT[OP_UPSERT] = b"UPSERT"
+OP_LEN[OP_INSERT] = 6
+OP_LEN[OP_UPDATE] = 6
+OP_LEN[OP_DELETE] = 6
+OP_LEN[OP_DDL] = 3
+OP_LEN[OP_RESOLVED] = 8
+OP_LEN[OP_UPSERT] = 6
 
 
 cdef inline int _oom(Err* err) noexcept nogil:

@@ -1108,7 +1108,7 @@ cdef class SimplePlan(OpenPlan):
                 e.loc.kind = J_ABSENT
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
-                if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
                     _forget_error(err)   # judged again at the end: a later copy may replace it
                     ts_objects = 1
                 if self._dedupe_column(p, img, e) == 0:
@@ -1141,7 +1141,7 @@ cdef class SimplePlan(OpenPlan):
             e.loc.kind = J_ABSENT
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
-            if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+            if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
                 _forget_error(err)
                 ts_objects = 1
             if self._dedupe_column(p, img, e) == 0:
@@ -1155,7 +1155,7 @@ cdef class SimplePlan(OpenPlan):
         if ts_objects:
             for k in range(img.n):
                 e = &img.cols[k]
-                if e.v.kind == J_OBJ and e.t == 7:
+                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
                     if self._json_timestamp(e, err) != 0:
                         return -1 if err.failed else 1
         cc.pos = c.pos
@@ -1395,7 +1395,7 @@ cdef class SimplePlan(OpenPlan):
                     if avro_long(c, &lv, err) < 0:
                         return -1
                     iv.neg = 0
-                    if idx == 7 or e.t == 16 or e.t == 248 or (e.t == 8 and (e.f & FLAG_UNSIGNED)):
+                    if idx == 7 or e.t == T_BIT or e.t == T_SET or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
                         iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
                     elif lv < 0:
                         iv.neg = 1
@@ -1430,13 +1430,13 @@ cdef class SimplePlan(OpenPlan):
                         return fail_at(err, e.v.off, "NaN or infinite float")
                     tj = p.col_target[j] if self.typed else -1
                     if tj >= 0 and (self.writers[tj] == W_FLOAT64 or self.writers[tj] == W_FLOAT32) \
-                            and ((e.t == 5 and idx == 3) or (e.t == 4 and idx == 2)):
+                            and ((e.t == T_DOUBLE and idx == 3) or (e.t == T_FLOAT and idx == 2)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
                         e.v.p = NULL
                         memcpy(&e.v.n, &f64, 8)
                     else:
-                        tn = _plain_float(f64, 32 if (idx == 2 or e.t == 4) else 64, out)
+                        tn = _plain_float(f64, 32 if (idx == 2 or e.t == T_FLOAT) else 64, out)
                         _span_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == 4:                    # string
@@ -1679,7 +1679,7 @@ cdef class SimplePlan(OpenPlan):
             return 0
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string value")
-        if w == W_STRING and (e.t == 247 or e.t == 248):
+        if w == W_STRING and (e.t == T_ENUM or e.t == T_SET):
             first = self._cur_elem_first(e)
             if first >= 0:
                 cnt = self._cur_elem_count(e)
@@ -1690,7 +1690,7 @@ cdef class SimplePlan(OpenPlan):
                 if r != 0 or not int_in_range(&iv, lo, hi):
                     return fail_at(err, e.v.off, "invalid ENUM/SET value")
                 eo = <int64_t*>self.elem_off_buf.data
-                if e.t == 247:
+                if e.t == T_ENUM:
                     if iv.mag > <uint64_t>cnt:
                         return fail_at(err, e.v.off, "ENUM index beyond its elements")
                     if iv.mag > 0 and buf_append(&self.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
