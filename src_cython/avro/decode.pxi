@@ -198,7 +198,7 @@ cdef class AvroPlan(OpenPlan):
             self.wcap = self.wcap * 2 + 8
             p = <WPlan*>realloc(self.wplans, self.wcap * sizeof(WPlan))
             if p == NULL:
-                raise MemoryError()
+                no_memory("the Avro writer plan list")
             self.wplans = p
         p = &self.wplans[self.nwplans]
         memset(p, 0, sizeof(WPlan))
@@ -218,7 +218,7 @@ cdef class AvroPlan(OpenPlan):
         if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL \
                 or p.tfield == NULL or p.entry_at == NULL:
             _free_wplan(p)
-            raise MemoryError()
+            no_memory("the fields of an Avro writer plan")
         for k, s in enumerate(symbols):
             b = s.encode("utf-8")
             p.sym_off[k] = p.syms.len
@@ -246,7 +246,7 @@ cdef class AvroPlan(OpenPlan):
             p.fields[k].hash = fnv1a(<const uint8_t*><const char*>nb, len(nb))
             p.field_target[k] = self._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
-                raise MemoryError()
+                no_memory("the field names of an Avro writer plan")
         for k in range(self.ntargets):
             p.tfield[k] = -1
         for k in range(p.nfields):
@@ -270,7 +270,7 @@ cdef class AvroPlan(OpenPlan):
         p.tbl_off = self.keys.len
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
-            raise MemoryError()
+            no_memory("a table name")
         self._put_id_slot(p.schema_id, self.nwplans)
         self.nwplans += 1
 
@@ -290,7 +290,7 @@ cdef class AvroPlan(OpenPlan):
         if ids == NULL or plans == NULL:
             free(ids)
             free(plans)
-            raise MemoryError()
+            no_memory("the schema id slots")
         free(self.wslot_id)
         free(self.wslot_plan)
         self.wslot_id = ids
@@ -438,7 +438,7 @@ cdef class AvroPlan(OpenPlan):
                 or fix_init(&self.c_ddl_type32, 4, rows) < 0 or var_init(&self.c_checksum, rows, 0) < 0
                 or fix_init(&self.c_corrupted, 0, rows) < 0 or fix_init(&self.c_ckver, 4, rows) < 0
                 or fix_init(&self.c_key_id, 4, rows) < 0 or fix_init(&self.c_value_id, 4, rows) < 0):
-            raise MemoryError()
+            no_memory("the Avro-protocol output columns")
         self.started = 1
         return 0
 
@@ -550,7 +550,7 @@ cdef class AvroPlan(OpenPlan):
             self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
             if not (self.kptr and self.klen and self.vptr and self.vlen):
                 self.pcap = 0
-                raise MemoryError()
+                no_memory("the message pointer arrays")
             self.pcap = n
         return 0
 
@@ -601,12 +601,7 @@ cdef class AvroPlan(OpenPlan):
                     break
                 i += 1
         if rc < 0:
-            if err.failed:
-                raise DecodeError(
-                    err.reason.decode("utf-8", "replace"), err.msg, err.offset,
-                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
-                    "key" if err.part == PART_KEY else "value")
-            raise MemoryError()
+            raise_decode_error(&err, "Avro-protocol", "value")
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
@@ -772,7 +767,6 @@ cdef class AvroPlan(OpenPlan):
         cdef AvField* f
         cdef AvBranch* b
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Span s
         cdef Py_ssize_t start
         img.present = 1
@@ -809,12 +803,8 @@ cdef class AvroPlan(OpenPlan):
                         set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
                 continue
-            if img.n == img.cap:
-                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                if grown == NULL:
-                    return -1
-                img.cols = grown
-                img.cap = img.cap * 2 + 16
+            if img.n == img.cap and image_make_room(img) < 0:
+                return -1
             p.entry_at[k] = <int>img.n
             e = &img.cols[img.n]
             e.name.p = p.names.data + f.name_off

@@ -46,6 +46,18 @@ cdef struct Image:
     Py_ssize_t bad_off
 
 
+cdef int image_make_room(Image* img) noexcept nogil:
+    """Room for one more column entry: 0, or RUN_FAIL (the old entries stay) when out of memory."""
+    cdef Py_ssize_t cap = img.cap * 2 + 16
+    cdef ColEntry* grown = <ColEntry*>realloc(img.cols, cap * sizeof(ColEntry))
+    if grown == NULL:
+        note_failed_alloc(cap * <Py_ssize_t>sizeof(ColEntry))
+        return RUN_FAIL
+    img.cols = grown
+    img.cap = cap
+    return 0
+
+
 cdef struct BareMember:
     # open: a t/h/f/v member written straight into "p" (ticdc, protocols.md E.15)
     Span v
@@ -300,7 +312,7 @@ cdef class OpenPlan:
         if not (self.writers and self.precisions and self.scales and self.present and self.tname_off
                 and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
                 and self.tslot):
-            raise MemoryError()
+            no_memory("the target column arrays")
         for k in range(self.tslot_cap):
             self.tslot[k] = -1
         self.target_types = [t.arrow_type for t in targets]
@@ -313,7 +325,7 @@ cdef class OpenPlan:
             name = t.name.encode("utf-8")
             self.tname_off[j] = self.target_names.len
             if buf_append(&self.target_names, <const char*>name, len(name)) < 0:
-                raise MemoryError()
+                no_memory("the target column names")
             self.tname_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
             k = <Py_ssize_t>(self.tname_hash[j] & <uint64_t>(self.tslot_cap - 1))
             while self.tslot[k] >= 0:
@@ -330,7 +342,7 @@ cdef class OpenPlan:
         self.tz_bounds = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
         self.tz_offsets = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
         if not (self.tz_bounds and self.tz_offsets):
-            raise MemoryError()
+            no_memory("the time zone transitions")
         for k in range(self.tz_n):
             self.tz_bounds[k] = cfg.tz_bounds[k]
             self.tz_offsets[k] = cfg.tz_offsets[k]
@@ -459,13 +471,7 @@ cdef class OpenPlan:
                 rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
         if rc != 0:
             self._free_outputs()
-            if err.failed:
-                raise DecodeError(
-                    err.reason.decode("utf-8", "replace"),
-                    err.msg, err.offset,
-                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
-                    "key" if err.part == PART_KEY else "value" if err.part == PART_VALUE else None)
-            raise MemoryError()
+            raise_decode_error(&err, "open-protocol", None)
         return self._finish()
 
     cdef object _finish(self):
@@ -1091,7 +1097,6 @@ cdef class OpenPlan:
         cdef int r, r2, dup, field
         cdef ColEntry* e
         cdef IntVal iv
-        cdef ColEntry* grown
         cdef int memo_ok = 1, deduped = 0
         cdef Py_ssize_t k, mo
         cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
@@ -1112,12 +1117,8 @@ cdef class OpenPlan:
         if r < 0:
             return -1
         while r == 0:
-            if img.n == img.cap:
-                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                if grown == NULL:
-                    return -2
-                img.cols = grown
-                img.cap = img.cap * 2 + 16
+            if img.n == img.cap and image_make_room(img) < 0:
+                return -2
             e = &img.cols[img.n]
             k = img.n
             r2 = 0

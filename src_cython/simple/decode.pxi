@@ -5,10 +5,6 @@
 # them and calls `run` again.
 
 cdef enum:
-    RUN_OK = 0
-    RUN_STOP = 1
-
-cdef enum:
     BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (SimplePlan.bad_zone)
 
 cdef enum:
@@ -253,7 +249,7 @@ cdef class SimplePlan(OpenPlan):
             self.plans_cap = self.plans_cap * 2 + 8
             p = <TablePlan*>realloc(self.plans, self.plans_cap * sizeof(TablePlan))
             if p == NULL:
-                raise MemoryError()
+                no_memory("the table plan list")
             self.plans = p
         p = &self.plans[self.nplans]
         memset(p, 0, sizeof(TablePlan))
@@ -264,7 +260,7 @@ cdef class SimplePlan(OpenPlan):
         p.tbl_off = self.keys.len
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
-            raise MemoryError()
+            no_memory("a table name")
         p.hash = _plan_hash(<const uint8_t*><const char*>db, len(db), <const uint8_t*><const char*>tb,
                             len(tb), p.version)
         p.ncols = ncols
@@ -288,7 +284,7 @@ cdef class SimplePlan(OpenPlan):
         if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
-            raise MemoryError()
+            no_memory("the column arrays of a table plan")
         for k in range(p.slot_cap):
             p.slot[k] = -1
         for k in range(self.ntargets):
@@ -301,7 +297,7 @@ cdef class SimplePlan(OpenPlan):
             name = col.name.encode("utf-8")
             p.name_off[j] = p.names.len
             if buf_append(&p.names, <const char*>name, len(name)) < 0:
-                raise MemoryError()
+                no_memory("the column names of a table plan")
             p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
@@ -324,10 +320,10 @@ cdef class SimplePlan(OpenPlan):
                     off = self.elems.len
                     buf_append(&self.elem_off_buf, &off, 8)
                     if buf_append(&self.elems, <const char*>eb, len(eb)) < 0:
-                        raise MemoryError()
+                        no_memory("the ENUM/SET element names")
                 off = self.elems.len
                 if buf_append(&self.elem_off_buf, &off, 8) < 0:
-                    raise MemoryError()
+                    no_memory("the ENUM/SET element offsets")
         p.name_off[ncols] = p.names.len
 
     def zone_names_seen(self):
@@ -355,7 +351,7 @@ cdef class SimplePlan(OpenPlan):
             return
         key = <uint8_t*>malloc(max(len(nb), 1))
         if key == NULL:
-            raise MemoryError()
+            no_memory("a time zone name")
         memcpy(key, <const char*>nb, len(nb))
         if not known and self.nbad == BAD_ZONE_SLOTS:
             # forget the oldest name that is no zone, reuse its index
@@ -368,7 +364,7 @@ cdef class SimplePlan(OpenPlan):
             z = self.nzones
             if self._grow_zones(z + 1) < 0:
                 free(key)
-                raise MemoryError()
+                no_memory("the time zone table")
             self.nzones += 1
             self.zone_names.append(name)
             if not known:
@@ -383,7 +379,7 @@ cdef class SimplePlan(OpenPlan):
         self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
-            raise MemoryError()
+            no_memory("the transitions of a time zone")
         for k in range(n):
             self.zone_bounds[z][k] = bounds[k]
             self.zone_offsets[z][k] = offsets[k]
@@ -429,7 +425,7 @@ cdef class SimplePlan(OpenPlan):
             self.zslot = <int*>malloc(cap * sizeof(int))
             self.zslot_cap = cap if self.zslot != NULL else 0
             if self.zslot == NULL:
-                raise MemoryError()
+                no_memory("the time zone name slots")
         for s in range(cap):
             self.zslot[s] = -1
         for z in range(self.nzones):
@@ -451,7 +447,7 @@ cdef class SimplePlan(OpenPlan):
             cap *= 2
         slots = <int*>malloc(cap * sizeof(int))
         if slots == NULL:
-            raise MemoryError()
+            no_memory("the column name slots")
         free(self.pslot)
         self.pslot = slots
         self.pslot_cap = cap
@@ -608,7 +604,7 @@ cdef class SimplePlan(OpenPlan):
                 or fix_init(&self.c_ck_version, 4, rows) < 0 or fix_init(&self.c_ck_corrupted, 0, rows) < 0
                 or fix_init(&self.c_ck_current, 8, rows) < 0 or fix_init(&self.c_ck_previous, 8, rows) < 0
                 or fix_init(&self.c_undecodable, 0, rows) < 0 or var_init(&self.c_raw, rows, 0) < 0):
-            raise MemoryError()
+            no_memory("the simple-protocol output columns")
         self.started = 1
         return 0
 
@@ -750,7 +746,7 @@ cdef class SimplePlan(OpenPlan):
                 self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
                 if self.vptr == NULL or self.vlen == NULL:
                     self.vcap = 0
-                    raise MemoryError()
+                    no_memory("the message pointer arrays")
                 self.vcap = n
             if isinstance(values, list):
                 for k in range(n):
@@ -780,12 +776,7 @@ cdef class SimplePlan(OpenPlan):
                 i += 1
         if rc < 0:
             self._values_ref = None
-            if err.failed:
-                raise DecodeError(
-                    err.reason.decode("utf-8", "replace"), err.msg, err.offset,
-                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
-                    "value")
-            raise MemoryError()
+            raise_decode_error(&err, "simple-protocol", "value")
         if rc == RUN_STOP and err.has_column == 2:
             self.pending_zone = err.column[:err.column_len].decode("utf-8", "replace")
         return i
@@ -1059,7 +1050,6 @@ cdef class SimplePlan(OpenPlan):
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Cur c = cp[0]
         r = self._json_image_body(&c, p, img, err)
         cp.pos = c.pos
@@ -1069,7 +1059,6 @@ cdef class SimplePlan(OpenPlan):
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Cur c = cc[0]
         cdef Py_ssize_t pos = 0, k
         cdef int ts_objects = 0
@@ -1078,12 +1067,8 @@ cdef class SimplePlan(OpenPlan):
         if r < 0:
             return -1
         while r == 0:
-            if img.n == img.cap:
-                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                if grown == NULL:
-                    return -1
-                img.cols = grown
-                img.cap = img.cap * 2 + 16
+            if img.n == img.cap and image_make_room(img) < 0:
+                return -1
             e = &img.cols[img.n]
             # rows of a table repeat their key order: try the column seen at this position
             j = p.seq[pos] if pos < p.ncols else -1
@@ -1331,7 +1316,6 @@ cdef class SimplePlan(OpenPlan):
         cdef int64_t count, size, idx, lv
         cdef int j, dup, rc, tj
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Span loc, val
         cdef float f32
         cdef double f64
@@ -1356,12 +1340,8 @@ cdef class SimplePlan(OpenPlan):
                 return fail(err, c, "Avro map block count exceeds the bytes left")
             while count > 0:
                 count -= 1
-                if img.n == img.cap:
-                    grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                    if grown == NULL:
-                        return -1
-                    img.cols = grown
-                    img.cap = img.cap * 2 + 16
+                if img.n == img.cap and image_make_room(img) < 0:
+                    return -1
                 e = &img.cols[img.n]
                 if avro_string(c, &e.name, err) < 0:
                     return -1

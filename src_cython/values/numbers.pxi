@@ -561,7 +561,7 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
             raise ValueError(f"value {i} is not finite")
     o = <char*>malloc(cap)
     if o == NULL:
-        raise MemoryError()
+        no_memory("the float text buffer")
     try:
         with nogil:
             for i in range(n):
@@ -590,7 +590,7 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
                 o[k] = 10
                 k += 1
         if out_of_memory:
-            raise MemoryError()
+            no_memory("the float text buffer")
         return o[:k]
     finally:
         free(o)
