@@ -1840,14 +1840,7 @@ cdef class OpenPlan:
         return 1
 
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
-        cdef Py_ssize_t lo = 0, hi = self.tz_n, mid
-        while hi - lo > 1:
-            mid = (lo + hi) >> 1
-            if self.tz_bounds[mid] <= wall:
-                lo = mid
-            else:
-                hi = mid
-        return wall - self.tz_offsets[lo]
+        return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)
 
 
 cdef int _int_to_decimal128(const IntVal* iv, int precision, int scale, uint64_t* out) noexcept nogil:

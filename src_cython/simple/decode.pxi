@@ -1579,7 +1579,7 @@ cdef class SimplePlan(OpenPlan):
             return fail_at(err, e.v.off, why)
         if self.zone_n[z] < 0:
             return self._unknown_zone(z, e, err)
-        utc = wall - _zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
+        utc = wall - zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
         days = utc // DAY_US          # C division truncates: make it floor
         rem = utc - days * DAY_US
         if rem < 0:
@@ -1587,7 +1587,7 @@ cdef class SimplePlan(OpenPlan):
             rem += DAY_US
         secs = rem // 1000000
         frac = rem % 1000000
-        _civil_from_days(days, &y, &m, &d)
+        civil_from_days(days, &y, &m, &d)
         for i in range(e.v.n):
             if e.v.p[i] == 46:
                 fd = <int>(e.v.n - i - 1)
@@ -1652,7 +1652,7 @@ cdef class SimplePlan(OpenPlan):
                 return fail_at(err, e.v.off, why)
             if self.zone_n[e.loc.neg] < 0:
                 return self._unknown_zone(e.loc.neg, e, err)
-            utc = wall - _zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
+            utc = wall - zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
                                       self.zone_n[e.loc.neg], wall)
             if fix_push(&self.t_fix[j], &utc) < 0:
                 return -1
@@ -1729,10 +1729,6 @@ cdef int64_t INT64_MIN_ = -9223372036854775807LL - 1
 cdef int64_t DAY_US = 86400000000LL
 
 
-cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
-    return k.n == n and bytes_eq(<const uint8_t*>(k.p), <const uint8_t*>(lit), n)
-
-
 cdef inline void _forget_error(Err* err) noexcept nogil:
     err.failed = 0
     err.has_column = 0
@@ -1794,31 +1790,6 @@ cdef int _plain_float(double x, int bits, char* out) noexcept nogil:
         return 1
     shortest_from_value(x, bits, digits, &nd, &e10)
     return plain_format_digits(digits, nd, e10, x < 0, out)
-
-
-cdef inline int64_t _zone_offset(const int64_t* bounds, const int64_t* offsets, Py_ssize_t n,
-                                 int64_t wall) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if bounds[mid] <= wall:
-            lo = mid
-        else:
-            hi = mid
-    return offsets[lo]
-
-
-cdef void _civil_from_days(int64_t days, int* y, int* m, int* d) noexcept nogil:
-    cdef int64_t z = days + 719468, era, doe, yoe, yy, doy, mp
-    era = (z if z >= 0 else z - 146096) // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    yy = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d[0] = <int>(doy - (153 * mp + 2) // 5 + 1)
-    m[0] = <int>(mp + 3 if mp < 10 else mp - 9)
-    y[0] = <int>(yy + (1 if m[0] <= 2 else 0))
 
 
 cdef void _push_py_text(VarCol* col, object v):
