@@ -869,7 +869,7 @@ cdef class AvroPlan(OpenPlan):
             if avro_long(c, &lv, err) < 0:
                 return -1
             if lv < 0 or lv >= b.nsym:
-                return fail(err, c, "Avro enum index out of range")
+                return fail_at(err, v.off, "Avro enum index out of range")
             # symbols live in the plan; copied so the span is fixed up like the others
             return self._scratch_text(
                 v, <const char*>(self.wplans[self.cur_plan].syms.data + self.wplans[self.cur_plan].sym_off[b.sym_first + lv]),
