@@ -1,4 +1,4 @@
-"""Pure-Python reference twin of the simple-protocol row decoder (orjson / fastavro).
+"""Pure-Python reference twin of the simple-protocol row decoder (orjson / the strict Avro reader).
 
 The front end (``decoder.py``) owns the state — schema cache, held rows — and drives an
 implementation through a small interface: ``register(TableSchema)``, ``run(values, start)``
@@ -197,22 +197,27 @@ class ReferenceRows:
         if cfg.targets is not None and (m.database, m.table) != (cfg.schema_name, cfg.table_name):
             return
         images = []
-        for img in (m.data, m.old):
+        for img, where in ((m.data, m.data_at), (m.old, m.old_at)):
             if img is None:
                 images.append(None)
                 continue
             out = []
             for name, v in img.items():
+                # byte offsets of the name and the value (Avro; the JSON twin reports 0)
+                name_at, at = where[name] if where is not None else (0, 0)
                 col = ts.column(name)
                 if col is None:
+                    if where is not None:
+                        raise DecodeError("column is not in the message's schema version", msg, name_at,
+                                          name, part="value")
                     raise DecodeError(f"column {name!r} is not in schema version {m.schema_version}",
                                       msg, 0, name, part="value")
                 if cfg.encoding == "avro":
                     try:
                         v = normalise_avro_value(col, v)
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, 0, name, part="value") from None
-                out.append((col, v))
+                        raise DecodeError(str(exc), msg, at, name, part="value") from None
+                out.append((col, v, at))
             images.append(out)
         data, old = images
         op = m.type
@@ -233,11 +238,11 @@ class ReferenceRows:
                     row[key] = None
                     continue
                 entries = []
-                for col, v in img:
+                for col, v, at in img:
                     try:
                         entries.append((col.name, render_text(col, v)))
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, 0, col.name, part="value") from None
+                        raise DecodeError(str(exc), msg, at, col.name, part="value") from None
                 row[key] = entries
         else:
             row["typed"] = dict(zip([t.name for t in cfg.targets],
@@ -248,7 +253,7 @@ class ReferenceRows:
 
     def _typed_image(self, image, msg: int) -> list:
         """One image as the target columns' values, in target order."""
-        img = dict((c.name, (c, v)) for c, v in image)
+        img = {c.name: (c, v, at) for c, v, at in image}
         out = []
         for t in self.cfg.targets:
             got = img.get(t.name)
@@ -258,7 +263,7 @@ class ReferenceRows:
             try:
                 out.append(convert_value(t, got[0], got[1], self.cfg.timezone))
             except V.ValueProblem as exc:
-                raise DecodeError(str(exc), msg, 0, t.name, part="value") from None
+                raise DecodeError(str(exc), msg, got[2], t.name, part="value") from None
         return out
 
     def append_control(self, row: dict) -> None:
