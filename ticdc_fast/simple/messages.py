@@ -21,7 +21,8 @@ class Msg:
     """One decoded message: kind is DML, WATERMARK, BOOTSTRAP or DDL."""
     __slots__ = ("kind", "type", "database", "table", "table_id", "commit_ts", "build_ts",
                  "schema_version", "sql", "data", "old", "table_schema", "pre_table_schema",
-                 "handle_key_only", "claim_check_location", "checksum", "data_at", "old_at")
+                 "handle_key_only", "claim_check_location", "checksum", "data_at", "old_at",
+                 "claim_check_bad_utf8_at")
 
     def __init__(self):
         for s in self.__slots__:
@@ -140,6 +141,13 @@ def _text(r: Reader) -> str:
         raise AvroError(_UTF8_OUTSIDE, at) from None
 
 
+def _utf8_outside(raw: bytes, at: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AvroError(_UTF8_OUTSIDE, at) from None
+
+
 def _optional(r: Reader, read):
     return read(r) if r.union(2) == 1 else None
 
@@ -182,10 +190,52 @@ class _ColumnProblem(Exception):
         self.reason, self.offset, self.column = reason, offset, column
 
 
-def _image(r: Reader, at: dict) -> dict:
+class _ZoneProblem(Exception):
+    """A TIMESTAMP location the decoder can never load: reported at byte 0 of the message."""
+
+
+# the core names a column (and asks for a time zone) by at most 255 bytes
+_NAME_LIMIT = 255
+
+
+def _label(raw: bytes) -> str:
+    """A column name as the core's errors name it."""
+    return raw[:_NAME_LIMIT].decode("utf-8", "replace")
+
+
+def _plan_column_name(plan, raw: bytes) -> str | None:
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return name if plan.column(name) is not None else None
+
+
+def _unloadable_zone(raw: bytes) -> str | None:
+    """Why the TIMESTAMP location ``raw`` can never be loaded, or None.  The decoder passes the
+    core's request as at most 255 bytes read as UTF-8 with replacement: a name that is not UTF-8
+    or is longer never matches what was loaded, and the second request fails the message."""
+    if len(raw) <= _NAME_LIMIT:
+        try:
+            raw.decode("utf-8")
+            return None
+        except UnicodeDecodeError:
+            pass
+    from ..timezones import local_table
+    name = _label(raw)
+    try:
+        local_table(name)
+    except ValueError as exc:
+        return f"TIMESTAMP location: {exc}"
+    return f"TIMESTAMP location: cannot be passed: {name!r}"
+
+
+def _image(r: Reader, at: dict, plan=None) -> dict:
     """A DML's data/old map: column name -> value in the JSON protocol's form (long / float /
     str / bytes / {location, value}); ``at`` gets each column's (name, value) byte offsets where
-    the core reports them."""
+    the core reports them.  With the table's ``plan`` (the schema the core decodes with), each
+    name is checked against it as it is read and TIMESTAMP texts are kept as sent, as the core
+    reads them."""
     img = {}
     while True:
         count = r.block_count()
@@ -193,12 +243,19 @@ def _image(r: Reader, at: dict) -> dict:
             return img
         for _ in range(count):
             name_at = r.pos
-            name = _text(r)
+            if plan is None:
+                name = label = _text(r)
+            else:
+                raw = r.raw()
+                label = _label(raw)
+                name = _plan_column_name(plan, raw)
+                if name is None:
+                    raise _ColumnProblem("column is not in the message's schema version", name_at, label)
             value_at = r.pos
             try:
                 branch = r.union(8)
             except AvroError as exc:
-                exc.column = name          # the core names the column of a bad branch only
+                exc.column = label         # the core names the column of a bad branch only
                 raise
             if branch == 0:
                 v = None
@@ -209,16 +266,25 @@ def _image(r: Reader, at: dict) -> dict:
             elif branch == 2 or branch == 3:       # float, double
                 v = r.float32() if branch == 2 else r.float64()
                 if math.isinf(v) or math.isnan(v):
-                    raise _ColumnProblem("NaN or infinite float", value_at, name)
+                    raise _ColumnProblem("NaN or infinite float", value_at, label)
             elif branch == 4:
                 value_at = r.pos
                 v = r.raw().decode("utf-8", "surrogateescape")
             elif branch == 5:
                 v = r.raw()
-            else:                                  # Timestamp{location, value}
+            elif plan is None:                     # Timestamp{location, value}
                 loc = _text(r)
                 value_at = r.pos
                 v = {"location": loc, "value": _text(r)}
+            else:
+                loc_raw = r.raw()
+                value_at = r.pos
+                # the wall-clock text is judged where it is converted ("invalid datetime")
+                v = {"value": r.raw().decode("utf-8", "surrogateescape")}
+                problem = _unloadable_zone(loc_raw)
+                if problem is not None:
+                    raise _ZoneProblem(problem)
+                v["location"] = loc_raw.decode("utf-8")
             img[name] = v
             at[name] = (name_at, value_at)
 
@@ -227,7 +293,11 @@ def _checksum(r: Reader) -> dict:
     return {"version": r.long(), "corrupted": r.boolean(), "current": r.long(), "previous": r.long()}
 
 
-def parse_avro_message(value: bytes, i: int) -> Msg:
+def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bool = False) -> Msg:
+    """One Avro message.  ``plans`` ((database, table, schema version) -> table schema) reads a
+    DML as the core's fast path does: a DML of an unknown schema is only read up to its schema
+    version (the caller hands it on), column names are checked as they are read, and the
+    claim-check location's UTF-8 is left to the row (``claim_check_bad_utf8_at``)."""
     _need(len(value) >= 1, "empty Avro message", i)
     _need(value[0] == 2 * AVRO_MESSAGE_BRANCH, f"Avro union branch byte 0x{value[0]:02x} is not Message (0x16)", i)
     r = Reader(value, 1)
@@ -241,18 +311,40 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
         m.kind = mtype
         if mtype == "DML":
             r.long()                                   # version
-            m.database, m.table = _text(r), _text(r)
+            # the core reads the header through the schema version before it looks at names
+            db_at = r.pos
+            db_raw = r.raw()
+            table_at = r.pos
+            table_raw = r.raw()
             m.table_id = r.long() & _MASK64
             m.type = _DML_TYPES[r.enum(3)]
             m.commit_ts = r.long() & _MASK64
             m.build_ts = r.long() & _MASK64
             m.schema_version = r.long() & _MASK64
-            m.claim_check_location = _optional(r, _text)
+            m.database = _utf8_outside(db_raw, db_at)
+            m.table = _utf8_outside(table_raw, table_at)
+            plan = None
+            if plans is not None:
+                plan = plans.get((m.database, m.table, m.schema_version))
+                if plan is None:
+                    return m
+            if plan is None:
+                m.claim_check_location = _optional(r, _text)
+            elif r.union(2) == 1:
+                ccl_at = r.pos
+                raw = r.raw()
+                try:
+                    m.claim_check_location = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    m.claim_check_location = raw.decode("utf-8", "replace")
+                    m.claim_check_bad_utf8_at = ccl_at
             m.handle_key_only = bool(_optional(r, Reader.boolean))
             m.checksum = _optional(r, _checksum)
+            if plan is not None and stop_on_claim_check and m.claim_check_location is not None:
+                return m
             m.data_at, m.old_at = {}, {}
-            m.data = _optional(r, lambda r: _image(r, m.data_at))
-            m.old = _optional(r, lambda r: _image(r, m.old_at))
+            m.data = _optional(r, lambda r: _image(r, m.data_at, plan))
+            m.old = _optional(r, lambda r: _image(r, m.old_at, plan))
         elif mtype == "WATERMARK":
             r.long()
             m.type = "WATERMARK"
@@ -276,14 +368,18 @@ def parse_avro_message(value: bytes, i: int) -> Msg:
         raise DecodeError(exc.reason, i, exc.offset, getattr(exc, "column", None), part="value") from None
     except _ColumnProblem as exc:
         raise DecodeError(exc.reason, i, exc.offset, exc.column, part="value") from None
+    except _ZoneProblem as exc:
+        raise DecodeError(str(exc), i, 0, part="value") from None
     _need(r.pos == len(value), "trailing bytes after the Avro message", i, r.pos)
     if mtype == "DML" and m.data is None and m.old is None:
         raise DecodeError("DML without data or old", i, r.pos, part="value")
     return m
 
 
-def parse_message(value: bytes, i: int, encoding: str) -> Msg:
-    return parse_avro_message(value, i) if encoding == "avro" else parse_json_message(value, i)
+def parse_message(value: bytes, i: int, encoding: str, plans=None, stop_on_claim_check: bool = False) -> Msg:
+    if encoding == "avro":
+        return parse_avro_message(value, i, plans, stop_on_claim_check)
+    return parse_json_message(value, i)
 
 
 def b64(b: bytes) -> str:

@@ -38,7 +38,7 @@ def _utc_text(ts: dict, problem) -> str:
     loc, value = ts.get("location"), ts.get("value")
     if not isinstance(loc, str) or not isinstance(value, str):
         raise problem("TIMESTAMP value must be {location, value} strings")
-    raw = value.encode()
+    raw = value.encode("utf-8", "surrogateescape")   # an Avro text is kept as sent
     try:
         wall = V.parse_datetime_us(raw)
     except V.ValueProblem:
@@ -183,7 +183,7 @@ class ReferenceRows:
         the first message not handled (a control message or an unknown schema)."""
         i = start
         while i < len(values):
-            m = parse_message(values[i], msg_base + i, self.cfg.encoding)
+            m = parse_message(values[i], msg_base + i, self.cfg.encoding, self.plans, self.stop_on_claim_check)
             if m.kind != "DML" or (m.database, m.table, m.schema_version) not in self.plans \
                     or (self.stop_on_claim_check and m.claim_check_location is not None):
                 return i
@@ -231,6 +231,8 @@ class ReferenceRows:
                "_table_id": _i64(m.table_id, "tableID", msg), "_build_ts": _i64(m.build_ts, "buildTs", msg),
                "_handle_key_only": bool(m.handle_key_only) and m.claim_check_location is None,
                "_claim_check_location": m.claim_check_location, "_msg": row_msg}
+        if m.claim_check_bad_utf8_at is not None:
+            raise DecodeError("invalid UTF-8 in a text value", msg, m.claim_check_bad_utf8_at, part="value")
         _checksum(row, m.checksum, msg, cfg.encoding == "json")
         if cfg.targets is None:
             for key, img in (("after", after), ("before", before)):
