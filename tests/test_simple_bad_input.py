@@ -444,3 +444,16 @@ def test_no_stale_rows_after_error_with_offsets(impl):
         dec.decode(None, [wm, wm, wm, b"{"], offsets=[1, 2, 3, 4])
     batch = dec.decode(None, [wm], offsets=[9])
     assert batch.column("_offset").to_pylist() == [9]
+
+
+@pytest.mark.parametrize("text", [b"0000-00-00 00:00:\xff\xff", b"0000-00-00 00:0\xff:00"])
+@pytest.mark.parametrize("typed", [False, True])
+def test_avro_zero_timestamp_text_not_utf8(text, typed, impl):
+    """An Avro TIMESTAMP text that starts like the zero date but is not UTF-8 cannot be kept as
+    sent: a DecodeError at the value, naming the column (the twin once raised UnicodeEncodeError)."""
+    good = _dml("avro", {"id": 1, "ts": "0000-00-00 00:00:00"})
+    bad = good.replace(b"0000-00-00 00:00:00", text)
+    assert len(bad) == len(good) and bad != good
+    kw = dict(table="db.t", schema=pa.schema([("id", pa.int32()), ("ts", pa.string())])) if typed else {}
+    err = _raises(impl, "avro", [_boot("avro"), good, bad], 2, column="ts", match="zero date", **kw)
+    assert err.byte_offset == bad.index(text) - 1   # the Timestamp branch's value: its length byte

@@ -43,6 +43,11 @@ def _utc_text(ts: dict, problem) -> str:
         wall = V.parse_datetime_us(raw)
     except V.ValueProblem:
         if raw.startswith(b"0000-00-00"):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                # an Avro text that is not UTF-8 cannot be kept as sent (nor can the core keep it)
+                raise V.ValueProblem("zero date has no exact value") from None
             return value  # a zero timestamp has no instant; kept as sent
         raise
     try:
