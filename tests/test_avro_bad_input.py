@@ -2,10 +2,9 @@
 (``message_index``) and the part (``key``/``value``) — never a crash, a hang, a huge allocation
 or a silently wrong row — and the decoder stays usable afterwards.
 
-Known differences (docs/avro-protocol.md): varints wider than 64 bits, negative union indexes,
-booleans other than 0/1 and out-of-range enum indexes are a DecodeError in the Cython core, while
-the reference twin (fastavro's reader) accepts them.  Those tests assert the Cython behaviour and
-mark the python parametrization ``xfail(strict=True)``.
+Both implementations are strict alike: varints wider than 64 bits, negative union indexes,
+booleans other than 0/1 and out-of-range enum indexes are a DecodeError in the core and in the
+twin (its own Avro reader, ``ticdc_fast._avro_binary``), at the same byte offset.
 """
 from __future__ import annotations
 
@@ -19,15 +18,6 @@ import ticdc_fast
 from ticdc_fast import _constants as C
 from ticdc_fast.testing import AvroColumn, AvroEncoder
 from ticdc_fast.testing.open_encoder import Col, RowChange, make_tso
-
-
-def _lenient(reason: str):
-    """Parametrize ``impl`` with the python half marked as a known, documented difference."""
-    return pytest.mark.parametrize("impl", [
-        pytest.param("cython", marks=pytest.mark.cython, id="cython"),
-        pytest.param("python", id="python",
-                     marks=pytest.mark.xfail(strict=True, reason="known difference: " + reason)),
-    ], indirect=True)
 
 
 # --------------------------------------------------------------------------- a hand-made schema
@@ -254,14 +244,15 @@ def test_count_mismatch(impl):
 
 # --------------------------------------------------------------------------- Avro body
 @pytest.mark.parametrize("where", ["id", "ts"])
-@_lenient("fastavro accepts varints wider than 64 bits (docs/avro-protocol.md)")
 def test_varint_overflow(impl, where):
     over = b"\xff" * 9 + b"\x7f"                     # 10 groups, 70 bits set
     e = _expect(impl, [key(), key()], [val(), val(**{where: over})], 1, "value")
-    assert "varint" in e.reason
+    assert e.reason == "Avro varint overflows 64 bits"
+    # after the 10th group, the first that does not fit; the column is named
+    at = 5 if where == "id" else len(val()) - len(zz(TS)) - len(zz(TS >> 18))
+    assert (e.byte_offset, e.column) == (at + 10, "id" if where == "id" else "_tidb_commit_ts")
 
 
-@_lenient("fastavro accepts varints wider than 64 bits (docs/avro-protocol.md)")
 def test_varint_overflow_in_key(impl):
     _expect(impl, [key(), b"\x00" + struct.pack(">i", 1) + b"\x80" * 9 + b"\x02"], [val(), val()], 1, "key")
 
@@ -284,11 +275,12 @@ def test_union_index_out_of_range(impl, field, index):
 
 
 @pytest.mark.parametrize("field", ["n", "st"])
-@_lenient("fastavro takes a negative union index as a Python list index (docs/avro-protocol.md)")
 def test_negative_union_index(impl, field):
     body = {"n": zz(-1) + zz(5), "st": zz(-1) + s(b"hi")}[field]     # index -1 = the last branch
     e = _expect(impl, [key(), key()], [val(), val(**{field: body})], 1, "value")
-    assert "union" in e.reason
+    assert e.reason == "Avro union index out of range"
+    at = 6 if field == "n" else 6 + len(b"\x02" + zz(5))        # the index's own byte
+    assert (e.byte_offset, e.column) == (at, {"n": "n", "st": "s"}[field])
 
 
 @pytest.mark.parametrize("field", ["st", "bits", "op"])
@@ -311,10 +303,10 @@ def test_forged_huge_length(impl, field, length):
 
 
 @pytest.mark.parametrize("b", [2, 3, 0x7F, 0xFF])
-@_lenient("fastavro reads any non-zero byte as true (docs/avro-protocol.md)")
 def test_boolean_other_than_0_or_1(impl, b):
     e = _expect(impl, [key(), key()], [val(), val(flag=bytes([b]))], 1, "value")
-    assert e.column == "flag"
+    assert (e.reason, e.column) == ("invalid Avro boolean", "flag")
+    assert e.byte_offset == 6 + len(b"\x02" + zz(5)) + len(b"\x02" + s(b"hi"))
 
 
 def test_boolean_0_and_1(impl):
@@ -322,9 +314,10 @@ def test_boolean_0_and_1(impl):
     assert [dict(r["after"])["flag"] for r in rows] == ["0", "1"]
 
 
-@_lenient("fastavro takes a negative enum index as a Python list index (docs/avro-protocol.md)")
 def test_negative_enum_index(impl):
-    _expect(impl, [key(), key()], [val(), val(kind=zz(-1))], 1, "value")
+    e = _expect(impl, [key(), key()], [val(), val(kind=zz(-1))], 1, "value")
+    assert (e.reason, e.column) == ("Avro enum index out of range", "kind")
+    assert e.byte_offset == 6 + len(b"\x02" + zz(5)) + len(b"\x02" + s(b"hi")) + 1
 
 
 @pytest.mark.parametrize("index", [2, 3, 2 ** 40])

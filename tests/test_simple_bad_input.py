@@ -288,14 +288,10 @@ def test_avro_union_index_out_of_range(branch, impl):
 
 @pytest.mark.parametrize("entry,name", [(b"\x02\x04id\x01\x02\x00", "-1"),
                                         (b"\x02\x04id\x05\x02x\x00", "-3")], ids=["minus1", "minus3"])
-def test_avro_negative_union_index(entry, name, impl, request):
-    # (-3 picks "bytes" in the twin, which then fails as an invalid integer for BIGINT)
-    if impl == "python" and name == "-1":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "known difference (docs/simple-protocol.md): the twin's fastavro reader accepts a "
-            "negative union index and picks a branch from the end of the union (-1 -> "
-            "UnsignedBigint, decoded as id=1); the Cython core rejects it")))
-    _avro_raises(impl, _one_with_entry(entry))
+def test_avro_negative_union_index(entry, name, impl):
+    # the core and the twin alike: an index below 0 is no branch (Avro indexes are never negative)
+    err = _avro_raises(impl, _one_with_entry(entry))
+    assert (err.reason, err.column) == ("Avro union index out of range", "id")
 
 
 def test_avro_top_level_union_out_of_range(impl):
@@ -303,22 +299,17 @@ def test_avro_top_level_union_out_of_range(impl):
 
 
 @pytest.mark.parametrize("payload_branch", [b"\x01", b"\x08", b"\x7f"], ids=["minus1", "4", "minus64"])
-def test_avro_dml_payload_union_index_out_of_range(payload_branch, impl, request):
+def test_avro_dml_payload_union_index_out_of_range(payload_branch, impl):
     """Message.payload is a union of the 4 message records: the core names the bad index (fuzz F6:
     it used to stop with "a JSON form the Cython core does not decode")."""
     dml = _one_dml()
     assert dml[:3] == b"\x16\x06\x06"            # Message, type DML, payload branch DML
-    if impl == "python" and payload_branch == b"\x01":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "known difference (docs/simple-protocol.md): fastavro accepts a negative union index "
-            "and picks a branch from the end of the union")))
     err = _avro_raises(impl, dml[:2] + payload_branch + dml[3:])
-    if impl == "cython":
-        assert "Avro union index out of range" in str(err)
+    assert (err.reason, err.byte_offset) == ("Avro union index out of range", 2)
 
 
 @pytest.mark.parametrize("op", [b"\x05", b"\x06", b"\x01"], ids=["minus3", "3", "minus1"])
-def test_avro_dml_type_enum_out_of_range(op, impl, request):
+def test_avro_dml_type_enum_out_of_range(op, impl):
     """DML.type is the DMLType enum (3 symbols): the core names the bad index (fuzz: it used to
     stop with "a form the Cython core does not decode")."""
     dml = _one_dml()
@@ -327,13 +318,8 @@ def test_avro_dml_type_enum_out_of_range(op, impl, request):
         at += 1
     at += 1
     assert dml[at] == 0x00                             # INSERT
-    if impl == "python" and op == b"\x05":   # -3: INSERT again in fastavro
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "known difference (docs/simple-protocol.md): fastavro accepts a negative enum index "
-            "and picks a symbol from the end")))
     err = _avro_raises(impl, dml[:at] + op + dml[at + 1:])
-    if impl == "cython":
-        assert "Avro enum index out of range" in str(err)
+    assert (err.reason, err.byte_offset) == ("Avro enum index out of range", at)
 
 
 def test_avro_enum_index_out_of_range(impl):
@@ -358,13 +344,9 @@ def test_avro_varint_overflow_in_length(impl):
     (b"\x80" * 10 + b"\x02", "11 bytes, high bits beyond 64"),
     (b"\xff" * 12, "13 bytes"),
 ], ids=["11-bytes", "11-bytes-high-bits", "13-bytes"])
-def test_avro_varint_overflow_in_value(payload, name, impl, request):
-    if impl == "python" and name != "13 bytes":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "known difference (docs/simple-protocol.md): the twin's fastavro reader reads an Avro "
-            "long longer than 10 bytes without error and wraps it (e.g. 0x80*10+0x02 -> 64 for a "
-            "BIGINT); the Cython core raises 'Avro varint overflows 64 bits'")))
-    _avro_raises(impl, _one_with_entry(b"\x02\x04id\x02" + payload + b"\x00"))
+def test_avro_varint_overflow_in_value(payload, name, impl):
+    err = _avro_raises(impl, _one_with_entry(b"\x02\x04id\x02" + payload + b"\x00"))
+    assert err.reason == "Avro varint overflows 64 bits"
 
 
 @pytest.mark.parametrize("where", ["database", "map_key", "string_value"])
@@ -462,3 +444,16 @@ def test_no_stale_rows_after_error_with_offsets(impl):
         dec.decode(None, [wm, wm, wm, b"{"], offsets=[1, 2, 3, 4])
     batch = dec.decode(None, [wm], offsets=[9])
     assert batch.column("_offset").to_pylist() == [9]
+
+
+@pytest.mark.parametrize("text", [b"0000-00-00 00:00:\xff\xff", b"0000-00-00 00:0\xff:00"])
+@pytest.mark.parametrize("typed", [False, True])
+def test_avro_zero_timestamp_text_not_utf8(text, typed, impl):
+    """An Avro TIMESTAMP text that starts like the zero date but is not UTF-8 cannot be kept as
+    sent: a DecodeError at the value, naming the column (the twin once raised UnicodeEncodeError)."""
+    good = _dml("avro", {"id": 1, "ts": "0000-00-00 00:00:00"})
+    bad = good.replace(b"0000-00-00 00:00:00", text)
+    assert len(bad) == len(good) and bad != good
+    kw = dict(table="db.t", schema=pa.schema([("id", pa.int32()), ("ts", pa.string())])) if typed else {}
+    err = _raises(impl, "avro", [_boot("avro"), good, bad], 2, column="ts", match="zero date", **kw)
+    assert err.byte_offset == bad.index(text) - 1   # the Timestamp branch's value: its length byte

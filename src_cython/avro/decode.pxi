@@ -124,6 +124,10 @@ cdef class AvroPlan(OpenPlan):
     cdef Buf scratch
     cdef int extra_error
     cdef int cur_plan
+    # a direct column's conversion error, raised when _emit_typed reaches its target (-1: none):
+    # every column converts in target order after the whole record is read, as in the twin
+    cdef int conv_target
+    cdef Err conv_err
     cdef object _targets
     cdef const char* schema_name_ptr
     cdef const char* table_name_ptr
@@ -344,12 +348,21 @@ cdef class AvroPlan(OpenPlan):
         cdef IntVal iv
         cdef double f64
         cdef Span raw
+        cdef Err conv
+        cdef int rc
         if b.kind == AV_NULL:
             return self._push_target_null(j)
         if f.direct == D_INT:
             if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
-            return self._push_target_int(j, &iv, f.type_code, f.flags, off, err)
+            rc = self._push_target_int(j, &iv, f.type_code, f.flags, off, &conv)
+            if rc == -1:
+                if self.conv_target < 0 or j < self.conv_target:
+                    set_column(&conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
+                    self.conv_err = conv
+                    self.conv_target = j
+                return 0
+            return rc
         if f.direct == D_F64:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
@@ -373,6 +386,12 @@ cdef class AvroPlan(OpenPlan):
             k = p.tfield[j]
             if k >= 0:
                 if img.direct and p.fields[k].direct != D_NONE:
+                    if j == self.conv_target:
+                        err.failed = 1
+                        err.offset = self.conv_err.offset
+                        memcpy(err.reason, self.conv_err.reason, 256)
+                        set_column(err, <const uint8_t*>self.conv_err.column, self.conv_err.column_len)
+                        return -1
                     continue
                 e = &img.cols[p.entry_at[k]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
@@ -683,6 +702,7 @@ cdef class AvroPlan(OpenPlan):
         elif vp[0] == 3 and (kn < 1 or kp[0] != 0):
             return RUN_STOP
         memset(&info, 0, sizeof(RecInfo))
+        self.conv_target = -1
         self.scratch.len = 0
         self.names.len = 0
         self.images[IMG_U].present = 0
@@ -859,7 +879,7 @@ cdef class AvroPlan(OpenPlan):
             if avro_long(c, &lv, err) < 0:
                 return -1
             if lv < 0 or lv >= b.nsym:
-                return fail(err, c, "Avro enum index out of range")
+                return fail_at(err, v.off, "Avro enum index out of range")
             # symbols live in the plan; copied so the span is fixed up like the others
             return self._scratch_text(
                 v, <const char*>(self.wplans[self.cur_plan].syms.data + self.wplans[self.cur_plan].sym_off[b.sym_first + lv]),

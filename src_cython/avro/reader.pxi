@@ -58,9 +58,11 @@ cdef int avro_string(Cur* c, Span* s, Err* err) noexcept nogil:
 
 
 cdef inline int avro_union(Cur* c, int branches, int64_t* idx, Err* err) noexcept nogil:
+    # an index out of range is reported at its first byte, as every bad value is
+    cdef const uint8_t* at = c.pos
     if avro_long(c, idx, err) < 0:
         return -1
     if idx[0] < 0 or idx[0] >= branches:
-        c.pos -= 1
+        c.pos = at
         return fail(err, c, "Avro union index out of range")
     return 0

@@ -1212,10 +1212,11 @@ cdef class SimplePlan(OpenPlan):
         if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
             return RUN_STOP
         c.pos += 1
+        at = c.pos
         if avro_long(c, &v, err) < 0:                     # type: enum of the 4 message kinds
             return -1
         if v < 0 or v > AVRO_TYPE_DML:
-            c.pos -= 1
+            c.pos = at
             return fail(err, c, "Avro enum index out of range")
         if v != AVRO_TYPE_DML:
             return RUN_STOP

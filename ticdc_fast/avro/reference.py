@@ -1,36 +1,38 @@
-"""Pure-Python reference twin of the Avro-protocol row decoder (fastavro).
+"""Pure-Python reference twin of the Avro-protocol row decoder.
 
 Same interface as the Cython core's AvroPlan: ``register(WriterSchema)``, ``run(keys, values,
 start)`` (decode while every schema id is known; stop at anything else), ``append_control``,
-``reset``, ``finish``.  It defines behaviour; the core defines speed."""
+``reset``, ``finish``.  It reads the Avro body itself (``ticdc_fast._avro_binary``) over the
+compiled writer schema, so every error names the byte offset and column the core names.  It
+defines behaviour; the core defines speed."""
 from __future__ import annotations
 
 import base64
-import io
-import struct
+import math
 
-import fastavro
-import orjson
 import pyarrow as pa
 
 from .. import _constants as C
 from .. import values as V
+from .._avro_binary import AvroError, Reader
 from ..arrow_types import old_image_column
 from ..errors import DecodeError
 from ..open.reference import convert_typed, render_text
-from .schema import AV_INT, AV_NULL, AV_RECORD, EXTENSIONS
+from ..values import to_float32
+from .schema import (AV_BOOLEAN, AV_BYTES, AV_DOUBLE, AV_ENUM, AV_FIXED, AV_FLOAT, AV_INT, AV_LONG,
+                     AV_NULL, AV_RECORD, AV_STRING, EXTENSIONS)
 
 _MASK64 = (1 << 64) - 1
 _I64 = (1 << 63) - 1
 
 
-def _strip_logical(node):
-    """fastavro would turn decimals into Decimal objects; the twin reads the raw bytes."""
-    if isinstance(node, dict):
-        return {k: _strip_logical(v) for k, v in node.items() if k != "logicalType"}
-    if isinstance(node, list):
-        return [_strip_logical(x) for x in node]
-    return node
+class _RecInfo:
+    """What the TiDB extension fields of one value record said (as the core's RecInfo)."""
+    __slots__ = ("op", "op_at", "commit_ts", "checksum", "checksum_at", "corrupted", "ckver")
+
+    def __init__(self):
+        self.op = self.op_at = self.commit_ts = self.checksum = self.checksum_at = None
+        self.corrupted = self.ckver = None
 
 
 def decimal_text(raw: bytes, scale: int) -> str:
@@ -45,43 +47,56 @@ def decimal_text(raw: bytes, scale: int) -> str:
     return "-" + text if unscaled < 0 else text
 
 
-def normalise(field, v):
-    """A field value as fastavro gives it → the open protocol's value form."""
-    if v is None:
+def read_value(r: Reader, field, b):
+    """One column value of branch ``b`` (the reader after any union index) in the open protocol's
+    value form; problems with the value itself are ``ValueProblem``s (reported at its start)."""
+    kind = b.kind
+    if kind == AV_NULL:
         return None
-    code = field.type_code
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, int):
-        if code == C.T_LONGLONG and field.flags & C.FLAG_UNSIGNED:
+    if kind == AV_STRING:
+        # invalid UTF-8 is kept as surrogate escapes: the invalid_utf8 policy applies where the
+        # text is rendered (open reference render_text / convert_typed)
+        return r.raw().decode("utf-8", "surrogateescape")
+    if kind == AV_ENUM:
+        return b.symbols[r.enum(len(b.symbols))]
+    if kind == AV_BOOLEAN:
+        return int(r.boolean())
+    if kind == AV_INT or kind == AV_LONG:
+        at = r.pos
+        v = r.int32(at) if kind == AV_INT else r.long()
+        if field.type_code == C.T_LONGLONG and field.flags & C.FLAG_UNSIGNED:
             return v & _MASK64   # long mode: TiCDC casts the uint64 to int64
         return v
-    if isinstance(v, (bytes, bytearray)):
-        if code == C.T_NEWDECIMAL:
-            return decimal_text(bytes(v), field.scale)
-        if code == C.T_BIT:
-            b = bytes(v).lstrip(b"\x00")
-            if len(b) > 8:
-                raise V.ValueProblem("BIT value longer than 64 bits")
-            return int.from_bytes(b, "big")
-        return base64.b64encode(bytes(v)).decode("ascii")
-    return v   # str, float
+    if kind == AV_FLOAT or kind == AV_DOUBLE:
+        v = r.float32() if kind == AV_FLOAT else r.float64()
+        if math.isinf(v) or math.isnan(v):
+            raise V.ValueProblem("NaN or infinite float")
+        if field.type_code == C.T_FLOAT:
+            try:
+                v = to_float32(v)
+            except V.ValueProblem:
+                raise V.ValueProblem("number out of range") from None
+        return v
+    raw = r.fixed(b.size) if kind == AV_FIXED else r.raw()
+    if field.type_code == C.T_NEWDECIMAL:
+        return decimal_text(raw, b.decimal[1] if b.decimal is not None else field.scale)
+    if field.type_code == C.T_BIT:
+        digits = raw.lstrip(b"\x00")
+        if len(digits) > 8:
+            raise V.ValueProblem("BIT value longer than 64 bits")
+        return int.from_bytes(digits, "big")
+    return base64.b64encode(raw).decode("ascii")
 
 
 class ReferenceAvroRows:
     def __init__(self, cfg):
         self.cfg = cfg
         self.schemas = {}
-        self.parsed = {}
         self.rows = []
         self._extra_checked = set()
 
     def register(self, ws) -> None:
         self.schemas[ws.schema_id] = ws
-        # TiCDC writes Go-marshalled defaults (e.g. "default": 0 for a float), which Avro tools
-        # other than goavro reject; defaults never matter for reading
-        self.parsed[ws.schema_id] = fastavro.parse_schema(_strip_logical(orjson.loads(ws.text)),
-                                                          _ignore_default_error=True)
 
     def known(self, schema_id) -> bool:
         return schema_id in self.schemas
@@ -93,44 +108,54 @@ class ReferenceAvroRows:
         self.rows.append(row)
 
     # ---------------------------------------------------------------- records
-    def _record(self, data: bytes, i: int, part: str):
+    def _record(self, data: bytes, i: int, part: str, info: _RecInfo | None):
+        """The writer schema and the image (``[(field, value, byte offset)]``) of one framed
+        record, and the _ticdc_before image (or None)."""
         if len(data) < 5:
-            raise DecodeError(f"truncated Confluent header: {len(data)} of 5 bytes", i, 0, part=part)
-        schema_id = int.from_bytes(data[1:5], "big", signed=True)
-        ws = self.schemas[schema_id]
-        buf = io.BytesIO(data[5:])
+            raise DecodeError("truncated Confluent header", i, 0, part=part)
+        ws = self.schemas[int.from_bytes(data[1:5], "big", signed=True)]
+        r = Reader(data, 5)
+        img, before = [], None
         try:
-            # invalid UTF-8 in a string comes as surrogate escapes: text values follow the
-            # invalid_utf8 policy (open reference render_text / convert_typed)
-            rec = fastavro.schemaless_reader(buf, self.parsed[schema_id],
-                                             handle_unicode_errors="surrogateescape")
-        except Exception as exc:  # EOFError, ValueError, IndexError, UnicodeDecodeError...
-            raise DecodeError(f"invalid Avro body (schema id {schema_id}): {type(exc).__name__}: {exc}",
-                              i, 5 + buf.tell(), part=part) from None
-        if buf.tell() != len(data) - 5:
-            raise DecodeError(f"{len(data) - 5 - buf.tell()} trailing bytes after the Avro record",
-                              i, 5 + buf.tell(), part=part)
-        return ws, rec
+            before = self._fields(r, ws.fields, img, info, i, part)
+        except AvroError as exc:
+            raise DecodeError(exc.reason, i, exc.offset, getattr(exc, "column", None), part=part) from None
+        if r.pos != len(data):
+            raise DecodeError("trailing bytes after the Avro record", i, r.pos, part=part)
+        return ws, img, before
 
-    def _check_ints(self, fields, rec, i, part):
-        """Avro ``int`` is 32-bit; fastavro's reader does not check."""
+    def _fields(self, r: Reader, fields, img: list, info, i: int, part: str, top: bool = True):
+        """Read a record's fields in order into ``img``; returns the _ticdc_before image."""
+        before = None
         for f in fields:
-            v = rec.get(f.name)
-            if type(v) is int and all(b.kind == AV_INT for b in f.branches if b.kind != AV_NULL) \
-                    and not -(1 << 31) <= v < (1 << 31):
-                raise DecodeError("Avro int out of 32-bit range", i, 0, f.name, part=part)
-
-    def _image(self, fields, rec, i, part):
-        self._check_ints(fields, rec, i, part)
-        out = []
-        for f in fields:
-            if f.name in EXTENSIONS:
-                continue
             try:
-                out.append((f, normalise(f, rec.get(f.name))))
+                b = f.branches[r.union(len(f.branches))] if f.is_union else f.branches[0]
+            except AvroError as exc:
+                exc.column = f.name
+                raise
+            if top and f.name == "_ticdc_before":
+                if b.kind == AV_RECORD:
+                    before = []
+                    self._fields(r, b.fields, before, None, i, part, top=False)
+                elif b.kind != AV_NULL:
+                    raise AvroError("unexpected _ticdc_before branch", r.pos)
+                continue
+            if top and f.name in EXTENSIONS:
+                try:
+                    _extension(r, f, b, info)
+                except AvroError as exc:
+                    exc.column = f.name
+                    raise
+                continue
+            at = r.pos
+            try:
+                img.append((f, read_value(r, f, b), at))
+            except AvroError as exc:
+                exc.column = f.name
+                raise
             except V.ValueProblem as exc:
-                raise DecodeError(str(exc), i, 0, f.name, part=part) from None
-        return out
+                raise DecodeError(str(exc), i, at, f.name, part=part) from None
+        return before
 
     def _wants(self, ws) -> bool:
         cfg = self.cfg
@@ -163,8 +188,7 @@ class ReferenceAvroRows:
         if key is not None:
             if key[:1] != b"\x00":
                 raise DecodeError("key does not start with the Confluent magic byte 0x00", i, 0, part="key")
-            key_ws, krec = self._record(key, i, "key")
-            key_img = self._image(key_ws.fields, krec, i, "key")
+            key_ws, key_img, _ = self._record(key, i, "key", None)
         row = {"_msg": i, "_key_schema_id": key_ws.schema_id if key_ws else None}
         if value is None or value[0] == 3:
             if value is not None:
@@ -173,7 +197,7 @@ class ReferenceAvroRows:
                 row["_commit_ts"] = _ts(int.from_bytes(value[1:9], "big"), i)
             ws = key_ws
             row.update(_op="DELETE", _schema=ws.database, _table=ws.table)
-            self._emit(row, None, key_img, key_img, ws, i)
+            self._emit(row, None, key_img, key_img, ws, i, None)
             return
         if value[0] == 2:
             if len(value) != 9:
@@ -182,61 +206,59 @@ class ReferenceAvroRows:
             if self.cfg.targets is None or self.cfg.control_events:
                 self.rows.append(row)
             return
-        ws, rec = self._record(value, i, "value")
+        info = _RecInfo()
+        ws, img, before = self._record(value, i, "value", info)
         row["_value_schema_id"] = ws.schema_id
         row.update(_schema=ws.database, _table=ws.table)
-        op = rec.get("_tidb_op")
-        img = self._image(ws.fields, rec, i, "value")
-        before = None
-        bf = next((f for f in ws.fields if f.name == "_ticdc_before"), None)
-        if bf is not None and rec.get("_ticdc_before") is not None:
-            rb = next(b for b in bf.branches if b.kind == AV_RECORD)
-            before = self._image(rb.fields, rec["_ticdc_before"], i, "value")
-        if op == "c":
+        op = info.op
+        if op == b"c":
             row["_op"], after = "INSERT", img
-        elif op == "u":
+        elif op == b"u":
             row["_op"], after = "UPDATE", img
-        elif op == "d":
+        elif op == b"d":
             row["_op"], after, before = "DELETE", None, img
-        elif op in (None, ""):
+        elif op in (None, b""):
             row["_op"], after = "UPSERT", img    # without the TiDB extension insert = update
+            info.commit_ts = None
         else:
-            raise DecodeError(f"unknown _tidb_op {op!r}", i, 0, part="value")
-        if "_tidb_commit_ts" in rec and op not in (None, ""):
-            row["_commit_ts"] = _ts(rec["_tidb_commit_ts"], i)
-        if "_tidb_row_level_checksum" in rec:
-            row["_checksum"] = rec["_tidb_row_level_checksum"] or None
-            if row["_checksum"] is not None and not _is_utf8(row["_checksum"]):
-                raise DecodeError("invalid UTF-8 in a text value", i, 0, part="value")
-            row["_checksum_corrupted"] = rec.get("_tidb_corrupted")
-            row["_checksum_version"] = rec.get("_tidb_checksum_version")
-        self._emit(row, after, before, key_img, ws, i)
+            raise DecodeError("unknown _tidb_op", i, info.op_at, part="value")
+        if info.commit_ts is not None:
+            row["_commit_ts"] = _ts(info.commit_ts, i)
+        self._emit(row, after, before, key_img, ws, i, info)
 
-    def _emit(self, row, after, before, key_img, ws, i):
+    def _emit(self, row, after, before, key_img, ws, i, info):
         cfg = self.cfg
         if not self._wants(ws):
             return
+        if cfg.targets is not None and cfg.extra_columns == "error" and ws.schema_id not in self._extra_checked:
+            wanted = {t.name for t in cfg.targets}
+            for f, _, _ in (after if after is not None else before) or ():
+                if f.name not in wanted:
+                    raise DecodeError("column is not in the target schema", i, 0, f.name, part="value")
+            self._extra_checked.add(ws.schema_id)
+        if info is not None and info.checksum is not None:
+            row["_checksum"] = None
+            if info.checksum:
+                try:
+                    row["_checksum"] = info.checksum.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise DecodeError("invalid UTF-8 in a text value", i, info.checksum_at, part="value") from None
+            row["_checksum_corrupted"] = info.corrupted
+            row["_checksum_version"] = info.ckver
         if cfg.targets is None:
             for name, img in (("after", after), ("before", before), ("_key", key_img)):
                 if img is None:
                     row[name] = None
                     continue
                 entries = []
-                for f, v in img:
+                for f, v, at in img:
                     try:
                         entries.append((f.name, render_text(f.type_code, f.flags, v)))
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), i, 0, f.name, part="value") from None
+                        raise DecodeError(str(exc), i, at, f.name, part="value") from None
                 row[name] = entries
         else:
             img = after if after is not None else before
-            if cfg.extra_columns == "error" and ws.schema_id not in self._extra_checked:
-                wanted = {t.name for t in cfg.targets}
-                for f, _ in img or ():
-                    if f.name not in wanted:
-                        raise DecodeError(f"column {f.name!r} (schema id {ws.schema_id}) is not in the "
-                                          "target schema", i, 0, f.name, part="value")
-                self._extra_checked.add(ws.schema_id)
             row["typed"] = dict(zip([t.name for t in cfg.targets], self._typed_image(img, i)))
             if cfg.old_image and before is not None:
                 row[C.COL_OLD_IMAGE] = self._typed_image(before, i)
@@ -244,7 +266,7 @@ class ReferenceAvroRows:
 
     def _typed_image(self, img, i) -> list:
         """One image (None: none) as the target columns' values, in target order."""
-        have = {f.name: (f, v) for f, v in img or ()}
+        have = {f.name: (f, v, at) for f, v, at in img or ()}
         out = []
         for t in self.cfg.targets:
             got = have.get(t.name)
@@ -254,7 +276,7 @@ class ReferenceAvroRows:
             try:
                 out.append(convert_typed(t, got[0].type_code, got[0].flags, got[1], self.cfg.timezone))
             except V.ValueProblem as exc:
-                raise DecodeError(str(exc), i, 0, t.name, part="value") from None
+                raise DecodeError(str(exc), i, got[2], t.name, part="value") from None
         return out
 
     def finish(self, fields):
@@ -270,15 +292,37 @@ class ReferenceAvroRows:
                 else pa.array(cols[f.name], f.type) for f in fields], msg
 
 
-def _is_utf8(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
+def _extension(r: Reader, f, b, info: _RecInfo | None) -> None:
+    """A TiDB extension field: only the kinds TiCDC writes for them (as the core)."""
+    kind = b.kind
+    if kind == AV_NULL:
+        return
+    if kind == AV_STRING:
+        at = r.pos
+        raw = r.raw()
+        if info is not None:
+            if f.name == "_tidb_op":
+                info.op, info.op_at = raw, at
+            elif f.name == "_tidb_row_level_checksum":
+                info.checksum, info.checksum_at = raw, at
+        return
+    if kind == AV_INT or kind == AV_LONG:
+        v = r.int32() if kind == AV_INT else r.long()
+        if info is not None:
+            if f.name == "_tidb_commit_ts":
+                info.commit_ts = v
+            elif f.name == "_tidb_checksum_version":
+                info.ckver = (v + (1 << 31)) % (1 << 32) - (1 << 31)   # the core keeps an int32
+        return
+    if kind == AV_BOOLEAN:
+        v = r.boolean()
+        if info is not None and f.name == "_tidb_corrupted":
+            info.corrupted = v
+        return
+    raise AvroError("unsupported type for a TiDB extension field", r.pos)
 
 
 def _ts(v, i):
     if v is None or not 0 <= v <= _I64:
-        raise DecodeError(f"commit ts {v} out of range", i, 0, part="value")
+        raise DecodeError("commit ts out of range", i, 0, part="value")
     return v

@@ -1,17 +1,15 @@
-"""Parsing whole simple-protocol messages into Python structures (JSON via orjson, Avro via
-fastavro).  Used by the reference twin for everything and by the Cython path for the rare
+"""Parsing whole simple-protocol messages into Python structures (JSON via orjson, Avro with the
+strict reader of ``ticdc_fast._avro_binary``).  Used by the reference twin for everything and by the Cython path for the rare
 control messages (BOOTSTRAP, DDL, WATERMARK) and held rows."""
 from __future__ import annotations
 
 import base64
-import io
-import re
 import json
-from importlib import resources
+import math
 
-import fastavro
 import orjson
 
+from .._avro_binary import AvroError, Reader
 from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
 
@@ -19,22 +17,12 @@ DML_TYPES = ("INSERT", "UPDATE", "DELETE")
 DDL_TYPES = ("CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY")
 AVRO_MESSAGE_BRANCH = 11  # index of com.pingcap.simple.avro.Message in the top-level union
 
-_PARSED = None
-
-
-def avro_schema():
-    global _PARSED
-    if _PARSED is None:
-        text = resources.files("ticdc_fast.simple").joinpath("simple_protocol.avsc").read_text()
-        _PARSED = fastavro.parse_schema(json.loads(text))
-    return _PARSED
-
-
 class Msg:
     """One decoded message: kind is DML, WATERMARK, BOOTSTRAP or DDL."""
     __slots__ = ("kind", "type", "database", "table", "table_id", "commit_ts", "build_ts",
                  "schema_version", "sql", "data", "old", "table_schema", "pre_table_schema",
-                 "handle_key_only", "claim_check_location", "checksum")
+                 "handle_key_only", "claim_check_location", "checksum", "data_at", "old_at",
+                 "claim_check_bad_utf8_at")
 
     def __init__(self):
         for s in self.__slots__:
@@ -134,149 +122,264 @@ def parse_json_message(value: bytes, i: int) -> Msg:
     return m
 
 
-def _avro_value(v):
-    """Avro map value (fastavro, return_record_name) → the JSON-protocol form."""
-    if isinstance(v, tuple):
-        name, rec = v
-        if name.endswith("UnsignedBigint"):
-            return str(rec["value"] & 0xFFFFFFFFFFFFFFFF)
-        return {"location": rec["location"], "value": rec["value"]}
-    return v
+# The Avro encoding (simple_protocol.avsc), read field by field.  Strings outside column values
+# must be UTF-8; a column's text keeps invalid UTF-8 as surrogate escapes for the invalid_utf8
+# policy.  Avro ``int`` fields are read as longs, as the core reads a DML's (TiCDC writes small
+# versions there).
+_MESSAGE_TYPES = ("WATERMARK", "BOOTSTRAP", "DDL", "DML")
+_DML_TYPES = ("INSERT", "UPDATE", "DELETE")
+_UTF8_OUTSIDE = "invalid Avro message: invalid UTF-8 outside a column value"
+_MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
-def parse_avro_message(value: bytes, i: int) -> Msg:
+def _text(r: Reader) -> str:
+    at = r.pos
+    raw = r.raw()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AvroError(_UTF8_OUTSIDE, at) from None
+
+
+def _utf8_outside(raw: bytes, at: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AvroError(_UTF8_OUTSIDE, at) from None
+
+
+def _optional(r: Reader, read):
+    return read(r) if r.union(2) == 1 else None
+
+
+def _array(r: Reader, read) -> list:
+    out = []
+    while True:
+        count = r.block_count()
+        if count == 0:
+            return out
+        for _ in range(count):
+            out.append(read(r))
+
+
+def _data_type(r: Reader) -> dict:
+    return {"mysqlType": _text(r), "charset": _text(r), "collate": _text(r), "length": r.long(),
+            "decimal": _optional(r, Reader.long),
+            "elements": _optional(r, lambda r: _array(r, _text)),
+            "unsigned": _optional(r, Reader.boolean), "zerofill": _optional(r, Reader.boolean)}
+
+
+def _column_schema(r: Reader) -> dict:
+    return {"name": _text(r), "dataType": _data_type(r), "nullable": r.boolean(),
+            "default": _optional(r, _text)}
+
+
+def _index_schema(r: Reader) -> dict:
+    return {"name": _text(r), "unique": r.boolean(), "primary": r.boolean(), "nullable": r.boolean(),
+            "columns": _array(r, _text)}
+
+
+def _table_schema(r: Reader) -> dict:
+    return {"database": _text(r), "table": _text(r), "tableID": r.long() & _MASK64,
+            "version": r.long() & _MASK64, "columns": _array(r, _column_schema),
+            "indexes": _array(r, _index_schema)}
+
+
+class _ColumnProblem(Exception):
+    def __init__(self, reason, offset, column):
+        self.reason, self.offset, self.column = reason, offset, column
+
+
+class _ZoneProblem(Exception):
+    """A TIMESTAMP location the decoder can never load: reported at byte 0 of the message."""
+
+
+# the core names a column (and asks for a time zone) by at most 255 bytes
+_NAME_LIMIT = 255
+
+
+def _label(raw: bytes) -> str:
+    """A column name as the core's errors name it."""
+    return raw[:_NAME_LIMIT].decode("utf-8", "replace")
+
+
+def _plan_column_name(plan, raw: bytes) -> str | None:
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return name if plan.column(name) is not None else None
+
+
+def _unloadable_zone(raw: bytes) -> str | None:
+    """Why the TIMESTAMP location ``raw`` can never be loaded, or None.  The decoder passes the
+    core's request as at most 255 bytes read as UTF-8 with replacement: a name that is not UTF-8
+    or is longer never matches what was loaded, and the second request fails the message."""
+    if len(raw) <= _NAME_LIMIT:
+        try:
+            raw.decode("utf-8")
+            return None
+        except UnicodeDecodeError:
+            pass
+    from ..timezones import local_table
+    name = _label(raw)
+    try:
+        local_table(name)
+    except ValueError as exc:
+        return f"TIMESTAMP location: {exc}"
+    return f"TIMESTAMP location: cannot be passed: {name!r}"
+
+
+def _image(r: Reader, at: dict, plan=None) -> dict:
+    """A DML's data/old map: column name -> value in the JSON protocol's form (long / float /
+    str / bytes / {location, value}); ``at`` gets each column's (name, value) byte offsets where
+    the core reports them.  With the table's ``plan`` (the schema the core decodes with), each
+    name is checked against it as it is read and TIMESTAMP texts are kept as sent, as the core
+    reads them."""
+    img = {}
+    while True:
+        count = r.block_count()
+        if count == 0:
+            return img
+        for _ in range(count):
+            name_at = r.pos
+            if plan is None:
+                name = label = _text(r)
+            else:
+                raw = r.raw()
+                label = _label(raw)
+                name = _plan_column_name(plan, raw)
+                if name is None:
+                    raise _ColumnProblem("column is not in the message's schema version", name_at, label)
+            value_at = r.pos
+            try:
+                branch = r.union(8)
+            except AvroError as exc:
+                exc.column = label         # the core names the column of a bad branch only
+                raise
+            if branch == 0:
+                v = None
+            elif branch == 1 or branch == 7:       # long, UnsignedBigint{value: long}
+                v = r.long()
+                if branch == 7:
+                    v = str(v & _MASK64)
+            elif branch == 2 or branch == 3:       # float, double
+                v = r.float32() if branch == 2 else r.float64()
+                if math.isinf(v) or math.isnan(v):
+                    raise _ColumnProblem("NaN or infinite float", value_at, label)
+            elif branch == 4:
+                value_at = r.pos
+                v = r.raw().decode("utf-8", "surrogateescape")
+            elif branch == 5:
+                v = r.raw()
+            elif plan is None:                     # Timestamp{location, value}
+                loc = _text(r)
+                value_at = r.pos
+                v = {"location": loc, "value": _text(r)}
+            else:
+                loc_raw = r.raw()
+                value_at = r.pos
+                # the wall-clock text is judged where it is converted ("invalid datetime")
+                v = {"value": r.raw().decode("utf-8", "surrogateescape")}
+                problem = _unloadable_zone(loc_raw)
+                if problem is not None:
+                    raise _ZoneProblem(problem)
+                v["location"] = loc_raw.decode("utf-8")
+            img[name] = v
+            at[name] = (name_at, value_at)
+
+
+def _checksum(r: Reader) -> dict:
+    return {"version": r.long(), "corrupted": r.boolean(), "current": r.long(), "previous": r.long()}
+
+
+def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bool = False) -> Msg:
+    """One Avro message.  ``plans`` ((database, table, schema version) -> table schema) reads a
+    DML as the core's fast path does: a DML of an unknown schema is only read up to its schema
+    version (the caller hands it on), column names are checked as they are read, and the
+    claim-check location's UTF-8 is left to the row (``claim_check_bad_utf8_at``)."""
     _need(len(value) >= 1, "empty Avro message", i)
     _need(value[0] == 2 * AVRO_MESSAGE_BRANCH, f"Avro union branch byte 0x{value[0]:02x} is not Message (0x16)", i)
-    buf = io.BytesIO(value)
-    try:
-        # invalid UTF-8 comes as surrogate escapes: kept in column values (the invalid_utf8
-        # policy applies where they are rendered), refused anywhere else (_check_strings)
-        name, rec = fastavro.schemaless_reader(buf, avro_schema(), return_record_name=True,
-                                               handle_unicode_errors="surrogateescape")
-    except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ...
-        # fastavro's text may name the stream object (its address differs per run): not ours to show
-        text = re.sub(r" from <[^>]*>", "", str(exc))
-        raise DecodeError(f"invalid Avro message: {type(exc).__name__}: {text}", i, buf.tell(),
-                          part="value") from None
-    _need(buf.tell() == len(value), f"{len(value) - buf.tell()} trailing bytes after the Avro message",
-          i, buf.tell())
-    _need(name.endswith(".Message"), "Avro value is not a Message", i)
-    _check_longs(rec, i)
-    _check_strings(rec, i)
-    mtype = rec["type"]
-    branch, payload = rec["payload"]
-    expect = {"WATERMARK": "Watermark", "BOOTSTRAP": "Bootstrap", "DDL": "DDL", "DML": "DML"}[mtype]
-    _need(branch.endswith("." + expect), f"message type {mtype} with a {branch} payload", i)
+    r = Reader(value, 1)
     m = Msg()
-    m.kind = mtype
-    m.commit_ts = payload.get("commitTs", 0)
-    m.build_ts = payload.get("buildTs")
-    if m.build_ts is not None:
-        m.build_ts &= 0xFFFFFFFFFFFFFFFF
-    if mtype == "DML":
-        m.type = payload["type"]
-        m.database, m.table = payload["database"], payload["table"]
-        m.table_id = payload["tableID"] & 0xFFFFFFFFFFFFFFFF
-        m.commit_ts &= 0xFFFFFFFFFFFFFFFF
-        m.schema_version = payload["schemaVersion"] & 0xFFFFFFFFFFFFFFFF
-        m.claim_check_location = payload.get("claimCheckLocation")
-        m.handle_key_only = bool(payload.get("handleKeyOnly"))
-        ck = payload.get("checksum")
-        m.checksum = ck[1] if isinstance(ck, tuple) else ck
-        for src, attr in (("data", "data"), ("old", "old")):
-            img = payload.get(src)
-            setattr(m, attr, None if img is None else {k: _avro_value(v) for k, v in img.items()})
-        if m.data is None and m.old is None:
-            raise DecodeError("DML without data or old", i, 0, part="value")
-    elif mtype == "WATERMARK":
-        m.type = "WATERMARK"
-        m.commit_ts &= 0xFFFFFFFFFFFFFFFF
-    elif mtype == "BOOTSTRAP":
-        m.type = "BOOTSTRAP"
-        m.table_schema = _avro_table_schema(payload["tableSchema"])
-        m.commit_ts = 0
-    else:
-        m.type = payload["type"]
-        m.sql = payload["sql"]
-        m.commit_ts &= 0xFFFFFFFFFFFFFFFF
-        m.table_schema = _avro_table_schema(payload.get("tableSchema"))
-        m.pre_table_schema = _avro_table_schema(payload.get("preTableSchema"))
+    try:
+        mtype = _MESSAGE_TYPES[r.enum(4)]
+        branch_at = r.pos
+        branch = r.union(4)
+        _need(branch == _MESSAGE_TYPES.index(mtype),
+              f"message type {mtype} with a {_MESSAGE_TYPES[branch]} payload", i, branch_at)
+        m.kind = mtype
+        if mtype == "DML":
+            r.long()                                   # version
+            # the core reads the header through the schema version before it looks at names
+            db_at = r.pos
+            db_raw = r.raw()
+            table_at = r.pos
+            table_raw = r.raw()
+            m.table_id = r.long() & _MASK64
+            m.type = _DML_TYPES[r.enum(3)]
+            m.commit_ts = r.long() & _MASK64
+            m.build_ts = r.long() & _MASK64
+            m.schema_version = r.long() & _MASK64
+            m.database = _utf8_outside(db_raw, db_at)
+            m.table = _utf8_outside(table_raw, table_at)
+            plan = None
+            if plans is not None:
+                plan = plans.get((m.database, m.table, m.schema_version))
+                if plan is None:
+                    return m
+            if plan is None:
+                m.claim_check_location = _optional(r, _text)
+            elif r.union(2) == 1:
+                ccl_at = r.pos
+                raw = r.raw()
+                try:
+                    m.claim_check_location = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    m.claim_check_location = raw.decode("utf-8", "replace")
+                    m.claim_check_bad_utf8_at = ccl_at
+            m.handle_key_only = bool(_optional(r, Reader.boolean))
+            m.checksum = _optional(r, _checksum)
+            if plan is not None and stop_on_claim_check and m.claim_check_location is not None:
+                return m
+            m.data_at, m.old_at = {}, {}
+            m.data = _optional(r, lambda r: _image(r, m.data_at, plan))
+            m.old = _optional(r, lambda r: _image(r, m.old_at, plan))
+        elif mtype == "WATERMARK":
+            r.long()
+            m.type = "WATERMARK"
+            m.commit_ts = r.long() & _MASK64
+            m.build_ts = r.long() & _MASK64
+        elif mtype == "BOOTSTRAP":
+            r.long()
+            m.type = "BOOTSTRAP"
+            m.build_ts = r.long() & _MASK64
+            m.table_schema = _table_schema(r)
+            m.commit_ts = 0
+        else:
+            r.long()
+            m.type = DDL_TYPES[r.enum(len(DDL_TYPES))]
+            m.sql = _text(r)
+            m.commit_ts = r.long() & _MASK64
+            m.build_ts = r.long() & _MASK64
+            m.table_schema = _optional(r, _table_schema)
+            m.pre_table_schema = _optional(r, _table_schema)
+    except AvroError as exc:
+        raise DecodeError(exc.reason, i, exc.offset, getattr(exc, "column", None), part="value") from None
+    except _ColumnProblem as exc:
+        raise DecodeError(exc.reason, i, exc.offset, exc.column, part="value") from None
+    except _ZoneProblem as exc:
+        raise DecodeError(str(exc), i, 0, part="value") from None
+    _need(r.pos == len(value), "trailing bytes after the Avro message", i, r.pos)
+    if mtype == "DML" and m.data is None and m.old is None:
+        raise DecodeError("DML without data or old", i, r.pos, part="value")
     return m
 
 
-_I64 = (-(1 << 63), (1 << 63) - 1)
-
-
-def _check_longs(obj, i) -> None:
-    """fastavro decodes varints of any length; TiCDC's are 64-bit (the core rejects wider ones)."""
-    if type(obj) is int:
-        if not _I64[0] <= obj <= _I64[1]:
-            raise DecodeError("Avro varint overflows 64 bits", i, 0, part="value")
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            _check_longs(v, i)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _check_longs(v, i)
-
-
-def _check_strings(rec, i) -> None:
-    """Every string of a message but a DML's plain text column values must be UTF-8."""
-    payload = rec.get("payload")
-    if not (isinstance(payload, tuple) and len(payload) == 2 and isinstance(payload[1], dict)):
-        _utf8_strings(rec, i)
-        return
-    payload = payload[1]
-    for name, v in rec.items():
-        if name != "payload":
-            _utf8_strings(v, i)
-    for name, v in payload.items():
-        if name in ("data", "old") and isinstance(v, dict):
-            for col, value in v.items():
-                _utf8_strings(col, i)
-                if not isinstance(value, str):
-                    _utf8_strings(value, i)
-        else:
-            _utf8_strings(v, i)
-
-
-def _utf8_strings(obj, i) -> None:
-    if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError:
-            raise DecodeError("invalid Avro message: invalid UTF-8 outside a column value", i, 0,
-                              part="value") from None
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _utf8_strings(k, i)
-            _utf8_strings(v, i)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _utf8_strings(v, i)
-
-
-def _avro_table_schema(ts):
-    if ts is None:
-        return None
-    if isinstance(ts, tuple):
-        ts = ts[1]
-    out = dict(ts)
-    out["tableID"] = out["tableID"] & 0xFFFFFFFFFFFFFFFF
-    out["version"] = out["version"] & 0xFFFFFFFFFFFFFFFF
-    cols = []
-    for c in out.get("columns") or ():
-        c = dict(c[1] if isinstance(c, tuple) else c)
-        dt = c.get("dataType")
-        c["dataType"] = dict(dt[1] if isinstance(dt, tuple) else dt)
-        cols.append(c)
-    out["columns"] = cols
-    out["indexes"] = [dict(x[1] if isinstance(x, tuple) else x) for x in out.get("indexes") or ()]
-    return out
-
-
-def parse_message(value: bytes, i: int, encoding: str) -> Msg:
-    return parse_avro_message(value, i) if encoding == "avro" else parse_json_message(value, i)
+def parse_message(value: bytes, i: int, encoding: str, plans=None, stop_on_claim_check: bool = False) -> Msg:
+    if encoding == "avro":
+        return parse_avro_message(value, i, plans, stop_on_claim_check)
+    return parse_json_message(value, i)
 
 
 def b64(b: bytes) -> str:

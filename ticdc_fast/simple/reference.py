@@ -1,4 +1,4 @@
-"""Pure-Python reference twin of the simple-protocol row decoder (orjson / fastavro).
+"""Pure-Python reference twin of the simple-protocol row decoder (orjson / the strict Avro reader).
 
 The front end (``decoder.py``) owns the state — schema cache, held rows — and drives an
 implementation through a small interface: ``register(TableSchema)``, ``run(values, start)``
@@ -38,11 +38,16 @@ def _utc_text(ts: dict, problem) -> str:
     loc, value = ts.get("location"), ts.get("value")
     if not isinstance(loc, str) or not isinstance(value, str):
         raise problem("TIMESTAMP value must be {location, value} strings")
-    raw = value.encode()
+    raw = value.encode("utf-8", "surrogateescape")   # an Avro text is kept as sent
     try:
         wall = V.parse_datetime_us(raw)
     except V.ValueProblem:
         if raw.startswith(b"0000-00-00"):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                # an Avro text that is not UTF-8 cannot be kept as sent (nor can the core keep it)
+                raise V.ValueProblem("zero date has no exact value") from None
             return value  # a zero timestamp has no instant; kept as sent
         raise
     try:
@@ -180,7 +185,7 @@ class ReferenceRows:
         the first message not handled (a control message or an unknown schema)."""
         i = start
         while i < len(values):
-            m = parse_message(values[i], msg_base + i, self.cfg.encoding)
+            m = parse_message(values[i], msg_base + i, self.cfg.encoding, self.plans, self.stop_on_claim_check)
             if m.kind != "DML" or (m.database, m.table, m.schema_version) not in self.plans \
                     or (self.stop_on_claim_check and m.claim_check_location is not None):
                 return i
@@ -194,22 +199,27 @@ class ReferenceRows:
         if cfg.targets is not None and (m.database, m.table) != (cfg.schema_name, cfg.table_name):
             return
         images = []
-        for img in (m.data, m.old):
+        for img, where in ((m.data, m.data_at), (m.old, m.old_at)):
             if img is None:
                 images.append(None)
                 continue
             out = []
             for name, v in img.items():
+                # byte offsets of the name and the value (Avro; the JSON twin reports 0)
+                name_at, at = where[name] if where is not None else (0, 0)
                 col = ts.column(name)
                 if col is None:
+                    if where is not None:
+                        raise DecodeError("column is not in the message's schema version", msg, name_at,
+                                          name, part="value")
                     raise DecodeError(f"column {name!r} is not in schema version {m.schema_version}",
                                       msg, 0, name, part="value")
                 if cfg.encoding == "avro":
                     try:
                         v = normalise_avro_value(col, v)
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, 0, name, part="value") from None
-                out.append((col, v))
+                        raise DecodeError(str(exc), msg, at, name, part="value") from None
+                out.append((col, v, at))
             images.append(out)
         data, old = images
         op = m.type
@@ -223,6 +233,8 @@ class ReferenceRows:
                "_table_id": _i64(m.table_id, "tableID", msg), "_build_ts": _i64(m.build_ts, "buildTs", msg),
                "_handle_key_only": bool(m.handle_key_only) and m.claim_check_location is None,
                "_claim_check_location": m.claim_check_location, "_msg": row_msg}
+        if m.claim_check_bad_utf8_at is not None:
+            raise DecodeError("invalid UTF-8 in a text value", msg, m.claim_check_bad_utf8_at, part="value")
         _checksum(row, m.checksum, msg, cfg.encoding == "json")
         if cfg.targets is None:
             for key, img in (("after", after), ("before", before)):
@@ -230,11 +242,11 @@ class ReferenceRows:
                     row[key] = None
                     continue
                 entries = []
-                for col, v in img:
+                for col, v, at in img:
                     try:
                         entries.append((col.name, render_text(col, v)))
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, 0, col.name, part="value") from None
+                        raise DecodeError(str(exc), msg, at, col.name, part="value") from None
                 row[key] = entries
         else:
             row["typed"] = dict(zip([t.name for t in cfg.targets],
@@ -245,7 +257,7 @@ class ReferenceRows:
 
     def _typed_image(self, image, msg: int) -> list:
         """One image as the target columns' values, in target order."""
-        img = dict((c.name, (c, v)) for c, v in image)
+        img = {c.name: (c, v, at) for c, v, at in image}
         out = []
         for t in self.cfg.targets:
             got = img.get(t.name)
@@ -255,7 +267,7 @@ class ReferenceRows:
             try:
                 out.append(convert_value(t, got[0], got[1], self.cfg.timezone))
             except V.ValueProblem as exc:
-                raise DecodeError(str(exc), msg, 0, t.name, part="value") from None
+                raise DecodeError(str(exc), msg, got[2], t.name, part="value") from None
         return out
 
     def append_control(self, row: dict) -> None:

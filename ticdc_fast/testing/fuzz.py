@@ -41,15 +41,13 @@ import pyarrow as pa
 
 PROTOCOLS = ("open", "simple-json", "simple-avro", "avro")
 
-# Inputs TiCDC never writes on which fastavro (the twin's Avro reader) is lenient while the core
-# raises DecodeError (docs/avro-protocol.md, docs/simple-protocol.md).  A case where the core
-# raises one of these and the twin decodes is not a finding; the replay stops comparing there
-# because the two decoders' states may legitimately differ afterwards.
 # Sizes of the replay calls on the long-lived decoders (single messages stay the most common).
 REPLAY_CHUNKS = (1, 1, 2, 3, 4, 6, 8, 12, 16)
 
-ALLOWED_CORE_ONLY_ERRORS = ("Avro varint overflows 64 bits", "Avro union index out of range",
-                            "Avro enum index out of range", "invalid Avro boolean")
+# Core-only errors that are not findings (none: the Avro twins read as strictly as the core).
+ALLOWED_CORE_ONLY_ERRORS: tuple[str, ...] = ()
+# Protocols whose twin reports the core's byte offset, part and column, compared besides the index.
+POSITION_EXACT = ("simple-avro", "avro")
 
 
 # =========================================================================== base corpora
@@ -816,14 +814,15 @@ def _where(exc: BaseException) -> str:
 
 
 def _call(dec, case: Case, keys, values, impl: str, arrow: bool):
-    """The decoded batch, or ("error", message_index, reason) for a DecodeError."""
+    """The decoded batch, or ("error", message_index, reason, (part, byte offset, column)) for a
+    DecodeError."""
     from ..errors import DecodeError
     try:
         if case.protocol.startswith("simple"):
             return dec.decode(None, _input(values, arrow))
         return dec.decode(_input(keys, arrow), _input(values, arrow))
     except DecodeError as exc:
-        return ("error", exc.message_index, exc.reason)
+        return ("error", exc.message_index, exc.reason, (exc.part, exc.byte_offset, exc.column))
     except RecursionError as exc:
         raise Finding("exception", f"{impl}:RecursionError:{_where(exc)}", traceback.format_exc()) from None
     except Exception as exc:  # noqa: BLE001 - anything else is a finding
@@ -835,20 +834,24 @@ def _reason_class(reason: str) -> str:
     return reason.split(":")[0].split("(")[0].strip()[:60]
 
 
-def _compare(core, twin, mode: str) -> str | None:
-    """None when they agree; "allowed" for a documented leniency; else a finding signature."""
+def _compare(core, twin, mode: str, position_exact: bool = False) -> str | None:
+    """None when they agree; "allowed" for a documented leniency; else a finding signature.
+    ``position_exact``: errors must also agree on part, byte offset and column."""
     ce, te = isinstance(core, tuple), isinstance(twin, tuple)
     if ce and te:
-        if core[2].startswith(ALLOWED_CORE_ONLY_ERRORS) and \
+        if ALLOWED_CORE_ONLY_ERRORS and core[2].startswith(ALLOWED_CORE_ONLY_ERRORS) and \
                 (core[1] != twin[1] or _reason_class(core[2]) != _reason_class(twin[2])):
             # the twin read past a leniency the core rejects and failed elsewhere: further on, or
             # on a held message that message released; their states differ from here on
             return "allowed"
-        if core[1] == twin[1]:
-            return None
-        return f"{mode}:error-index core={_reason_class(core[2])} twin={_reason_class(twin[2])}"
+        if core[1] != twin[1]:
+            return f"{mode}:error-index core={_reason_class(core[2])} twin={_reason_class(twin[2])}"
+        if position_exact and core[3] != twin[3]:
+            what = [n for n, c, t in zip(("part", "offset", "column"), core[3], twin[3]) if c != t]
+            return f"{mode}:error-{'-'.join(what)} core={_reason_class(core[2])} twin={_reason_class(twin[2])}"
+        return None
     if ce:
-        if core[2].startswith(ALLOWED_CORE_ONLY_ERRORS):
+        if ALLOWED_CORE_ONLY_ERRORS and core[2].startswith(ALLOWED_CORE_ONLY_ERRORS):
             return "allowed"
         return f"{mode}:core-error-twin-ok:{_reason_class(core[2])}"
     if te:
@@ -886,7 +889,7 @@ def run_case(case: Case) -> str:
     dc, dt = _decoder(case, "cython"), _decoder(case, "python")
     core = _call(dc, case, case.keys, case.values, "cython", case.arrow_input)
     twin = _call(dt, case, case.keys, case.values, "python", False)
-    sig = _compare(core, twin, "batch") or _compare_replaced(dc, dt, "batch")
+    sig = _compare(core, twin, "batch", case.protocol in POSITION_EXACT) or _compare_replaced(dc, dt, "batch")
     if sig == "allowed":
         verdict = "allowed"
     elif sig is not None:
@@ -904,7 +907,7 @@ def run_case(case: Case) -> str:
         v = case.values[j:end]
         core = _call(dc, case, k, v, "cython", case.arrow_input)
         twin = _call(dt, case, k, v, "python", False)
-        sig = _compare(core, twin, "replay") or _compare_replaced(dc, dt, "replay")
+        sig = _compare(core, twin, "replay", case.protocol in POSITION_EXACT) or _compare_replaced(dc, dt, "replay")
         if sig == "allowed":
             return "allowed"          # states may differ from here on, by design
         if sig is not None:
