@@ -190,11 +190,11 @@ def test_ticdc_source_typed_from_ddl(spark, kafka, impl, open_messages):
     _produce(kafka, topic, open_messages)
     keys, values = [k for k, _ in open_messages], [v for _, v in open_messages]
     _, _, schema = tfs.open_table_schema(keys[:200], values[:200], "shop.orders")
-    ddl = tfs.spark_ddl(schema)
+    ddl = tfs.spark_ddl(tfs.decoding.to_spark_struct(schema))
     typed = _ticdc(spark, kafka, topic, protocol="open", table="shop.orders", schema=ddl,
                    startingOffsets="earliest", implementation=impl)
     via_decode = tfs.decode(_read_kafka(spark, kafka, topic), "open", table="shop.orders",
-                            schema=schema, implementation=impl)
+                            schema=ddl, implementation=impl)
     assert typed.schema == via_decode.schema
     assert sorted(map(repr, typed.collect())) == sorted(map(repr, via_decode.collect()))
 
