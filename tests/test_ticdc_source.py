@@ -246,3 +246,18 @@ def test_ticdc_source_options_validation(spark, kafka):
         _ticdc(spark, kafka, "x", protocol="open", table="a.b").schema
     with pytest.raises(Exception, match="'tables' is not supported"):
         _ticdc(spark, kafka, "x", protocol="open", tables="a.b,c.d").schema
+
+
+def test_headers_pass_through(impl, open_messages):
+    from ticdc_fast.spark.decoding import _with_meta_fields, output_arrow_schema
+    msgs = open_messages[:4]
+    headers_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+    batch = _kafka_batch([k for k, _ in msgs], [v for _, v in msgs], "h", [0] * 4, range(4), [T0] * 4)
+    headers = [[{"key": "trace", "value": b"%d" % i}] if i % 2 else None for i in range(4)]
+    batch = batch.append_column("headers", pa.array(headers, headers_type))
+    meta = dict(META, headers=headers_type)
+    opts = {"on_error": "fail", "implementation": impl}
+    spec = DecodeSpec("open", None, None, opts, _with_meta_fields(output_arrow_schema("open", **opts), meta), meta)
+    rows = [r for o in decode_partition(iter([batch]), spec) for r in o.to_pylist()]
+    assert rows and all(r["_headers"] == headers[r["_offset"]] for r in rows)
+    assert {r["_offset"] for r in rows} == {0, 1, 2, 3}
