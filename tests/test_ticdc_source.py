@@ -110,8 +110,10 @@ def test_schema_option_forms():
     assert parse_table_schema(ddl.json()) == ddl
     with pytest.raises(ValueError, match="cannot read the column"):
         parse_table_schema("id BIGINT, oops")
+    with pytest.raises(ValueError, match="cannot read the column"):
+        parse_table_schema("a ARRAY<INT>")       # nested: the JSON form
     with pytest.raises(ValueError, match="unsupported type"):
-        parse_table_schema("a ARRAY<INT>")
+        parse_table_schema("a INTERVAL")
 
 
 # ------------------------------------------------------------------ Spark: decode

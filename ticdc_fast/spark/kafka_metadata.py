@@ -26,11 +26,14 @@ class KafkaMetadataJoin:
 
     ``keep_history``: rows may come from messages of earlier batches (the simple protocol holds
     rows until their schema arrives), so every batch's metadata is kept for the decoder's life —
-    16 bytes a message plus the headers, freed with the task.  Otherwise only the last batch's."""
+    16 bytes a message plus the headers, freed with the task.  Otherwise only the last batch's.
+    The topic is one per join (one decoder per topic), so it is kept once, not per message."""
 
     def __init__(self, names: list[str], keep_history: bool) -> None:
-        self.names = names
+        self.with_topic = "topic" in names
+        self.names = [n for n in names if n != "topic"]
         self.keep_history = keep_history
+        self._topic = None
         self._chunks: dict[int, list] = {}   # partition -> [(offsets, {name: array})]
         self._joined = None                  # (offsets per partition, columns, bases) cache
 
@@ -39,6 +42,10 @@ class KafkaMetadataJoin:
         if not self.keep_history:
             self._chunks = {}
         self._joined = None
+        if self.with_topic and batch.num_rows:
+            self._topic = batch.column("topic")[0]
+        if not self.names:
+            return
         parts = batch.column("partition")
         offsets = batch.column("offset").cast(pa.int64())
         columns = {n: batch.column(n) for n in self.names}
@@ -71,6 +78,12 @@ class KafkaMetadataJoin:
         n = out.num_rows
         cols = list(out.columns)
         fields = list(out.schema)
+        if self.with_topic:
+            t = types["topic"]
+            cols.append(pa.nulls(n, t) if self._topic is None else pa.repeat(self._topic, n).cast(t))
+            fields.append(pa.field(META_COLUMNS["topic"], t))
+        if not self.names:
+            return pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
         if n == 0 or not self._chunks:
             for name in self.names:
                 cols.append(pa.nulls(n, types[name]))
