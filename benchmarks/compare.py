@@ -2,6 +2,13 @@
 
     python benchmarks/compare.py [--rows 200000] [--repeat 3] [--no-spark] [--mem-messages 10000]
     python benchmarks/compare.py --corpus realistic [--rows 200000]
+    PYTHONPATH=. python benchmarks/compare.py --ticdc-source [--rows 100000] [--spark-repeat 5]
+
+``--ticdc-source`` runs only the comparison of the two Kafka paths on a real (local Tansu) broker:
+``format("ticdc")`` (decoding inside the data source) against ``format("ticdc_kafka")`` +
+``ticdc_fast.spark.decode`` (mapInArrow), open protocol, 2 partitions, noop sink, ``local[1]`` and
+``local[2]``, the two alternating, warm-up + best of ``--spark-repeat``; not pinned unless
+``--cpu`` (``local[2]`` needs both cores).
 
 Needs the extras in ``benchmarks/requirements.txt`` (msgspec, pysimdjson; pyspark, pandas and Java 17
 for the Spark part).  The process is pinned to one CPU with ``os.sched_setaffinity`` before anything
