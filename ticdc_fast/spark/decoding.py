@@ -168,7 +168,8 @@ def decode_stats(spark):
 
 def split_dead_letters(df):
     """(good rows, dead letters) of a DataFrame decoded with ``on_error="dead_letter"``: the
-    ERROR rows keep ``_error``, ``_raw_key``, ``_raw_value``, ``_partition``, ``_offset``; the good
+    ERROR rows keep ``_error``, ``_raw_key``, ``_raw_value`` and the Kafka columns (``_partition``,
+    ``_offset``, ``_topic``, ``_timestamp`` when present); the good
     rows drop those three dead-letter columns.  Works on streaming DataFrames and inside
     ``foreachBatch``."""
     from pyspark.sql import functions as F
