@@ -169,7 +169,7 @@ def decode_stats(spark):
 def split_dead_letters(df):
     """(good rows, dead letters) of a DataFrame decoded with ``on_error="dead_letter"``: the
     ERROR rows keep ``_error``, ``_raw_key``, ``_raw_value`` and the Kafka columns (``_partition``,
-    ``_offset``, ``_topic``, ``_timestamp`` when present); the good
+    ``_offset``, ``_topic``, ``_timestamp``, ``_headers`` when present); the good
     rows drop those three dead-letter columns.  Works on streaming DataFrames and inside
     ``foreachBatch``."""
     from pyspark.sql import functions as F
@@ -177,7 +177,7 @@ def split_dead_letters(df):
     from ..policy import COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE, OP_ERROR
     is_error = F.col("_op") == F.lit(OP_ERROR)
     good = df.filter(~is_error).drop(COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE)
-    kafka = [c for c in df.columns if c in ("_partition", "_offset", "_topic", "_timestamp")]
+    kafka = [c for c in df.columns if c in ("_partition", "_offset", "_topic", "_timestamp", "_headers")]
     dead = df.filter(is_error).select(COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE, *kafka)
     return good, dead
 
