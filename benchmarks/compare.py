@@ -2,6 +2,13 @@
 
     python benchmarks/compare.py [--rows 200000] [--repeat 3] [--no-spark] [--mem-messages 10000]
     python benchmarks/compare.py --corpus realistic [--rows 200000]
+    PYTHONPATH=. python benchmarks/compare.py --ticdc-source [--rows 100000] [--spark-repeat 5]
+
+``--ticdc-source`` runs only the comparison of the two Kafka paths on a real (local Tansu) broker:
+``format("ticdc")`` (decoding inside the data source) against ``format("ticdc_kafka")`` +
+``ticdc_fast.spark.decode`` (mapInArrow), open protocol, 2 partitions, noop sink, ``local[1]`` and
+``local[2]``, the two alternating, warm-up + best of ``--spark-repeat``; not pinned unless
+``--cpu`` (``local[2]`` needs both cores).
 
 Needs the extras in ``benchmarks/requirements.txt`` (msgspec, pysimdjson; pyspark, pandas and Java 17
 for the Spark part).  The process is pinned to one CPU with ``os.sched_setaffinity`` before anything
@@ -522,7 +529,7 @@ def run_realistic(args, S):
 
 
 # ============================================================================ Spark
-def spark_session():
+def spark_session(master="local[1]"):
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     pp = os.environ.get("PYTHONPATH", "")
@@ -532,7 +539,7 @@ def spark_session():
         os.environ["PYTHONPATH"] = os.pathsep.join(parts + ([pp] if pp else []))
     from pyspark.sql import SparkSession
     t0 = time.perf_counter()
-    spark = (SparkSession.builder.master("local[1]").appName("ticdc_fast-compare")
+    spark = (SparkSession.builder.master(master).appName("ticdc_fast-compare")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.memory", "4g")
@@ -844,6 +851,61 @@ def summary(S, mem):
 
 
 # ============================================================================ main
+def run_ticdc_source(args):
+    """``format("ticdc")`` (decode in the source) vs ``format("ticdc_kafka")`` + ``spark.decode``
+    (mapInArrow) on one real-broker topic of open-protocol messages (2 partitions), end to end to a
+    noop sink, ``local[1]`` and ``local[2]``, the two paths alternating, warm-up + best of N."""
+    from confluent_kafka import Producer
+
+    from ticdc_fast import spark as tfs
+    from ticdc_fast.testing import OpenEncoder, realistic_changefeed
+    from ticdc_fast.testing.broker import LocalKafkaBroker
+
+    msgs = OpenEncoder().encode(realistic_changefeed(args.rows, seed=1))
+    with LocalKafkaBroker() as broker:
+        topic = "compare-ticdc-source"
+        broker.create_topic(topic, partitions=2)
+        prod = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20})
+        for i, (k, v) in enumerate(msgs):
+            while True:
+                try:
+                    prod.produce(topic, value=v, key=k, partition=i % 2)
+                    break
+                except BufferError:
+                    prod.poll(0.1)
+        prod.flush(60)
+        results = {}
+        for master in ("local[1]", "local[2]"):
+            spark, _ = spark_session(master)
+            tfs.register_kafka_source(spark)
+
+            def reader(fmt):
+                return (spark.read.format(fmt).option("kafka.bootstrap.servers", broker.bootstrap_servers)
+                        .option("subscribe", topic).option("startingOffsets", "earliest"))
+
+            source = reader("ticdc").option("protocol", "open").load()
+            via_map = tfs.decode(reader("ticdc_kafka").load(), "open")
+            rows = source.count()
+            assert rows == via_map.count(), "the two paths disagree on the row count"
+            noop(source)()
+            noop(via_map)()
+            best = {"ticdc": float("inf"), "ticdc_kafka + decode": float("inf")}
+            for _ in range(args.spark_repeat):
+                for name, df in (("ticdc", source), ("ticdc_kafka + decode", via_map)):
+                    t0 = time.perf_counter()
+                    noop(df)()
+                    best[name] = min(best[name], time.perf_counter() - t0)
+            results[master] = (rows, best)
+            spark.stop()
+    print(f"\n## format('ticdc') vs format('ticdc_kafka') + decode: {len(msgs):,} open-protocol "
+          f"messages, 2 partitions, noop sink, best of {args.spark_repeat}")
+    for master, (rows, best) in results.items():
+        a, b = best["ticdc"], best["ticdc_kafka + decode"]
+        print(f"{master}: ticdc {a:.2f} s ({rows / a / 1e3:.0f} k rows/s); ticdc_kafka + decode "
+              f"{b:.2f} s ({rows / b / 1e3:.0f} k rows/s); ratio {b / a:.2f}x")
+    return results
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=200_000, help="row changes per stream (default 200000)")
@@ -858,10 +920,21 @@ def main(argv=None):
                     help="orders: the streams described above (default); realistic: only the asv mix "
                          "realistic5 (two tables, non-ASCII text, full-precision doubles) in every "
                          "protocol, Cython generic/typed and the parse-only limits; no Spark, no memory")
+    ap.add_argument("--ticdc-source", action="store_true",
+                    help="only format('ticdc') vs format('ticdc_kafka') + decode on a real broker "
+                         "(local[1] and local[2]; not pinned unless --cpu)")
     ap.add_argument("--_mem", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._mem:
         return mem_child(*args._mem)
+    if args.ticdc_source:
+        if args.cpu is not None:
+            os.sched_setaffinity(0, {args.cpu})
+        print(f"# {os.cpu_count()} CPUs, allowed {sorted(os.sched_getaffinity(0))}; load average "
+              f"{os.getloadavg()[0]:.2f}; ticdc_fast {ticdc_fast.__version__} ({ticdc_fast.IMPLEMENTATION})")
+        run_ticdc_source(args)
+        print(f"# load average at the end: {os.getloadavg()[0]:.2f}")
+        return
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     else:

@@ -42,8 +42,12 @@ def _expected_state(events):
 
 
 def _rows_by_position(df):
-    """Spark rows as dicts in Kafka order (stable: a message's rows keep their order)."""
-    return sorted((r.asDict() for r in df.collect()), key=lambda r: (r["_partition"], r["_offset"]))
+    """Spark rows as dicts in Kafka order (stable: a message's rows keep their order), without
+    the Kafka metadata the decoders cannot know (``_topic``/``_timestamp``: checked here)."""
+    rows = sorted((r.asDict() for r in df.collect()), key=lambda r: (r["_partition"], r["_offset"]))
+    assert len({r.pop("_topic") for r in rows}) <= 1
+    assert all(r.pop("_timestamp") is not None for r in rows)
+    return rows
 
 
 def _arrow_rows(batch):

@@ -10,18 +10,24 @@ from .schemas import avro_table_schema, open_table_schema, simple_table_schema, 
 
 
 def register_kafka_source(spark) -> None:
-    """Register the ``ticdc_kafka`` data source (Kafka through confluent-kafka) with a session.
+    """Register the ``ticdc_kafka`` data source (Kafka through confluent-kafka) and the ``ticdc``
+    source (the same, decoded inside the reader: ``ticdc_source``) with a session.
 
     Its readers run in Python workers that import the driver's ``ticdc_fast`` (see
     ``decoding._worker_environment``): Spark captures the environment at registration."""
     from .decoding import _worker_environment
     from .kafka_source import register
+    from .ticdc_source import register as register_ticdc
     with _worker_environment(spark):
         register(spark)
+        register_ticdc(spark)
+
+
+register_ticdc_source = register_kafka_source
 
 
 __all__ = ["CompletenessTracker", "PROTOCOLS", "as_arrow_schema", "avro_table_schema", "complete_up_to", "decode", "decode_stats",
            "drop_duplicates", "split_dead_letters",
-           "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source",
+           "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source", "register_ticdc_source",
            "resolved_per_partition",
            "simple_table_schema", "spark_ddl", "worker_implementations"]

@@ -17,9 +17,11 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import _impl
 from ..arrow_types import spark_schema
+from .kafka_metadata import META_COLUMNS, KafkaMetadataJoin, meta_names
 
 PROTOCOLS = ("open", "simple-json", "simple-avro", "avro")
 
@@ -166,7 +168,8 @@ def decode_stats(spark):
 
 def split_dead_letters(df):
     """(good rows, dead letters) of a DataFrame decoded with ``on_error="dead_letter"``: the
-    ERROR rows keep ``_error``, ``_raw_key``, ``_raw_value``, ``_partition``, ``_offset``; the good
+    ERROR rows keep ``_error``, ``_raw_key``, ``_raw_value`` and the Kafka columns (``_partition``,
+    ``_offset``, ``_topic``, ``_timestamp``, ``_headers`` when present); the good
     rows drop those three dead-letter columns.  Works on streaming DataFrames and inside
     ``foreachBatch``."""
     from pyspark.sql import functions as F
@@ -174,7 +177,7 @@ def split_dead_letters(df):
     from ..policy import COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE, OP_ERROR
     is_error = F.col("_op") == F.lit(OP_ERROR)
     good = df.filter(~is_error).drop(COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE)
-    kafka = [c for c in df.columns if c in ("_partition", "_offset", "_topic", "_timestamp")]
+    kafka = [c for c in df.columns if c in ("_partition", "_offset", "_topic", "_timestamp", "_headers")]
     dead = df.filter(is_error).select(COL_ERROR, COL_RAW_KEY, COL_RAW_VALUE, *kafka)
     return good, dead
 
@@ -190,7 +193,10 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
     → decimal(38,s), TIME → string).  ``schema`` is a pyarrow schema, a ``StructType`` or a DDL
     string.  ``options`` go to the decoder (``timezone``, ``compression``, ``registry``,
     ``old_image=True`` for typed output's ``_before`` struct...).
-    Works for batch and streaming DataFrames; ``_partition``/``_offset`` are kept.
+    Works for batch and streaming DataFrames; ``_partition``/``_offset`` are kept, and the Kafka
+    columns ``topic``, ``timestamp`` and ``headers`` pass through as ``_topic``, ``_timestamp``,
+    ``_headers`` when the DataFrame has them (with ``partition`` and ``offset``), on every row
+    (dead letters and simple-protocol rows released batches later included).
 
     ``on_error``: ``"fail"`` (default: the task fails with a DecodeError naming the Kafka
     partition and offset), ``"skip"`` or ``"dead_letter"`` (ERROR rows; ``split_dead_letters``
@@ -211,36 +217,118 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
     from ..policy import check_on_error
     options["on_error"] = check_on_error(on_error)
     options["implementation"] = _impl.resolve(implementation)
-    out_schema = output_arrow_schema(protocol, table, schema, **options)
-    spark_struct = to_spark_struct(out_schema)
     columns = [c for c in ("key", "value", "partition", "offset") if c in df.columns]
     if "value" not in columns:
         raise ValueError("the DataFrame needs a 'value' column (and usually 'key', 'partition', 'offset')")
-    args = (protocol, table, schema, options, out_schema, stats)
+    meta = meta_names(df.columns) if {"partition", "offset"} <= set(columns) else []
+    meta_types = _meta_arrow_types(df.schema, meta)
+    out_schema = _with_meta_fields(output_arrow_schema(protocol, table, schema, **options), meta_types)
+    spark_struct = to_spark_struct(out_schema)
+    spec = DecodeSpec(protocol, table, schema, options, out_schema, meta_types, stats)
 
-    def run(batches, _args=args):
-        proto, tbl, sch, opts, target, acc = _args
-        problem = _worker_problem(opts["implementation"])
-        if problem is not None:
-            raise RuntimeError(problem)
-        dec = make_decoder(proto, tbl, sch, **opts)
+    def run(batches, _spec=spec):
+        return decode_partition(batches, _spec)
+
+    with _worker_environment(df.sparkSession):
+        return df.select(*columns, *meta).mapInArrow(run, spark_struct)
+
+
+class DecodeSpec:
+    """What a task needs to decode one input partition (picklable): protocol, typed table and
+    schema, decoder options (``on_error``, ``implementation`` resolved on the driver), the output
+    Arrow schema, the Arrow types of the Kafka metadata columns to pass through, and the stats
+    accumulator; ``claim_check_base``: a resolver for it is made in each task (fsspec
+    file systems are not meant to travel between processes)."""
+
+    def __init__(self, protocol, table, schema, options, out_schema, meta_types, stats=None,
+                 claim_check_base=None):
+        self.protocol, self.table, self.schema, self.options = protocol, table, schema, options
+        self.out_schema, self.meta_types, self.stats = out_schema, meta_types, stats
+        self.claim_check_base = claim_check_base
+
+    def decoder_options(self) -> dict:
+        opts = dict(self.options)
+        if self.claim_check_base is not None:
+            from ..claim_check import fsspec_resolver
+            opts["claim_check_resolver"] = fsspec_resolver(self.claim_check_base)
+        return opts
+
+
+def _meta_arrow_types(spark_schema_, names) -> dict:
+    if not names:
+        return {}
+    from pyspark.sql.pandas.types import to_arrow_type
+    by = {f.name: f.dataType for f in spark_schema_.fields}
+    # TIMESTAMP is an instant: UTC, as the typed decoders write it
+    return {n: to_arrow_type(by[n], timezone="UTC") if n == "timestamp" else to_arrow_type(by[n])
+            for n in names}
+
+
+def _with_meta_fields(schema: pa.Schema, meta_types: dict) -> pa.Schema:
+    return pa.schema(list(schema) + [pa.field(META_COLUMNS[n], t) for n, t in meta_types.items()],
+                     metadata=schema.metadata)
+
+
+def decode_partition(batches, spec: DecodeSpec):
+    """Decode the Kafka-shaped record batches of one input partition: one decoder per topic
+    (one in practice: a Kafka input partition is one topic-partition), so simple-protocol schema
+    caches and held rows live across the batches, and every row gets its message's Kafka
+    metadata.  Yields batches of ``spec.out_schema``; reports the counts when done."""
+    problem = _worker_problem(spec.options["implementation"])
+    if problem is not None:
+        raise RuntimeError(problem)
+    opts = spec.decoder_options()
+    meta = list(spec.meta_types)
+    keep_history = spec.protocol.startswith("simple")
+    decoders: dict = {}   # topic (None without metadata) -> (decoder, KafkaMetadataJoin | None)
+
+    def decoder_of(topic):
+        got = decoders.get(topic)
+        if got is None:
+            got = (make_decoder(spec.protocol, spec.table, spec.schema, **opts),
+                   KafkaMetadataJoin(meta, keep_history) if meta else None)
+            decoders[topic] = got
+        return got
+
+    try:
         for b in batches:
             if b.num_rows == 0:
                 continue
-            names = b.schema.names
-            keys = b.column(names.index("key")) if "key" in names else None
-            values = b.column(names.index("value"))
-            parts = b.column(names.index("partition")) if "partition" in names else pa.nulls(b.num_rows, pa.int32())
-            offs = b.column(names.index("offset")) if "offset" in names else pa.nulls(b.num_rows, pa.int64())
-            if keys is None and proto == "open":
-                raise ValueError("the open protocol needs the Kafka key")
-            out = dec.decode(keys if keys is not None else [None] * b.num_rows, values,
-                             partitions=parts, offsets=offs)
-            yield _conform(out, target)
-        _report_task(dec.stats, acc)
+            for topic, part in _by_topic(b, meta):
+                dec, join = decoder_of(topic)
+                names = part.schema.names
+                keys = part.column(names.index("key")) if "key" in names else None
+                values = part.column(names.index("value"))
+                parts = part.column(names.index("partition")) if "partition" in names else pa.nulls(part.num_rows, pa.int32())
+                offs = part.column(names.index("offset")) if "offset" in names else pa.nulls(part.num_rows, pa.int64())
+                if keys is None and spec.protocol == "open":
+                    raise ValueError("the open protocol needs the Kafka key")
+                if join is not None:
+                    join.add(part)
+                out = dec.decode(keys if keys is not None else [None] * part.num_rows, values,
+                                 partitions=parts, offsets=offs)
+                if join is not None:
+                    out = join.attach(out, spec.meta_types)
+                yield _conform(out, spec.out_schema)
+    finally:
+        if decoders:
+            from ..policy import DecodeStats
+            total = DecodeStats()
+            for dec, _ in decoders.values():
+                total = total + dec.stats
+            _report_task(total, spec.stats)
 
-    with _worker_environment(df.sparkSession):
-        return df.select(*columns).mapInArrow(run, spark_struct)
+
+def _by_topic(batch: pa.RecordBatch, meta):
+    """(topic, rows of that topic) of a batch, in order of first appearance."""
+    if "topic" not in meta:
+        return [(None, batch)]
+    topics = batch.column(batch.schema.names.index("topic"))
+    uniq = pc.unique(topics).to_pylist()
+    if len(uniq) == 1:
+        return [(uniq[0], batch)]
+    return [(t, batch.filter(pc.fill_null(pc.equal(topics, t), False) if t is not None
+                             else pc.is_null(topics))) for t in uniq]
 
 
 def _report_task(stats, acc) -> None:

@@ -1,0 +1,237 @@
+"""``format("ticdc")``: TiCDC changelogs read from Kafka and decoded inside the data source.
+
+``format("ticdc_kafka")`` + ``ticdc_fast.spark.decode`` moves every raw message from the Python
+reader into the JVM and back out to a Python ``mapInArrow`` worker before it is decoded.  This
+source decodes where the messages are read and hands Spark the decoded Arrow batches (Spark >= 4
+accepts ``pyarrow.RecordBatch`` from a Python data source reader), saving that round trip::
+
+    from ticdc_fast.spark import register_kafka_source
+    register_kafka_source(spark)          # registers "ticdc_kafka" and "ticdc"
+    df = (spark.readStream.format("ticdc")
+          .option("kafka.bootstrap.servers", "host:9092")
+          .option("subscribe", "tidb-orders")
+          .option("protocol", "open")
+          .option("table", "shop.orders")                       # typed output (optional)
+          .option("schema", "id BIGINT NOT NULL, note STRING")  # DDL or StructType JSON
+          .load())
+
+Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits, headers,
+``kafka.*``, ...) and
+
+``protocol``
+    required: ``open``, ``simple-json``, ``simple-avro`` or ``avro``.
+``table`` and ``schema``
+    typed output of one table (both or neither): ``db.tbl`` and the table's schema as a DDL
+    string of flat columns (``"id BIGINT NOT NULL, price DECIMAL(10,2)"``) or the JSON of a
+    ``StructType`` (``struct.json()``).
+``on_error``
+    ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
+``timezone``, ``compression``, ``registry``, ``oldImage``, ``implementation``
+    decoder options as ``decode`` takes them (``registry``: the schema registry URL of the Avro
+    protocol; ``oldImage``: ``true`` for typed output's ``_before``).
+``claimCheckBase``
+    where claim-check files live (open and simple protocols):
+    ``ticdc_fast.fsspec_resolver(base)`` reads them.
+
+Columns: the decoded changelog (as ``decode`` gives it) with ``_partition``, ``_offset``,
+``_topic``, ``_timestamp`` (and ``_headers`` with ``includeHeaders``).  Offsets, checkpoints and
+restarts are those of ``ticdc_kafka``: a streaming query restarted from its checkpoint neither
+loses nor repeats rows.  Each input partition (one Kafka partition's range) is decoded by one
+decoder, so a simple-protocol row whose schema comes later in the range is released there;
+one whose schema is in a later micro-batch is not (as with ``decode``, whose decoders live for
+one task too).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
+
+from .decoding import (PROTOCOLS, DecodeSpec, _with_meta_fields, decode_partition,
+                       output_arrow_schema, to_spark_struct)
+from .kafka_source import (HEADERS_TYPE, KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, KafkaBatchReader,
+                           KafkaStreamReader, _bool, _Options)
+
+__all__ = ["TicdcDataSource", "parse_table_schema", "register"]
+
+
+# ================================================================================ table schema
+_SIMPLE_TYPES = {
+    "boolean": "boolean", "bool": "boolean", "tinyint": "byte", "byte": "byte",
+    "smallint": "short", "short": "short", "int": "integer", "integer": "integer",
+    "bigint": "long", "long": "long", "float": "float", "real": "float", "double": "double",
+    "string": "string", "binary": "binary", "date": "date", "timestamp": "timestamp",
+    "timestamp_ltz": "timestamp", "timestamp_ntz": "timestamp_ntz",
+}
+_COLUMN = re.compile(r"\s*(`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_$]*)(?:\s*:\s*|\s+)"
+                     r"([A-Za-z_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?"
+                     r"(\s+NOT\s+NULL)?(?:\s+COMMENT\s+'(?:[^'\\]|\\.)*')?\s*$", re.I)
+
+
+def _split_columns(text: str) -> list[str]:
+    out, depth, cur, quote = [], 0, [], None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "`'":
+            quote = ch
+        elif ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def parse_table_schema(text: str) -> StructType:
+    """The ``schema`` option: the JSON of a ``StructType``, or a DDL string of flat columns.
+
+    Parsed without the JVM (data source options are read in Python workers, where no
+    SparkContext exists).  Nested types (a TiCDC table has none) need the JSON form."""
+    s = text.strip()
+    if s.startswith("{"):
+        try:
+            parsed = StructType.fromJson(json.loads(s))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"ticdc: option 'schema' is not the JSON of a StructType: {exc}") from None
+        return parsed
+    fields = []
+    for col in _split_columns(s):
+        m = _COLUMN.match(col)
+        if not m:
+            raise ValueError(f"ticdc: option 'schema': cannot read the column {col.strip()!r}; "
+                             "write 'name TYPE [NOT NULL]' (flat types) or give StructType JSON")
+        name, typ, p, sc, not_null = m.group(1), m.group(2).lower(), m.group(3), m.group(4), m.group(5)
+        if name.startswith("`"):
+            name = name[1:-1].replace("``", "`")
+        if typ in ("decimal", "dec", "numeric"):
+            json_type = f"decimal({p or 10},{sc or 0})"
+        elif typ in ("char", "varchar") and p is not None:
+            json_type = "string"
+        elif typ in _SIMPLE_TYPES and p is None:
+            json_type = _SIMPLE_TYPES[typ]
+        else:
+            raise ValueError(f"ticdc: option 'schema': unsupported type in {col.strip()!r}")
+        fields.append({"name": name, "type": json_type, "nullable": not not_null, "metadata": {}})
+    return StructType.fromJson({"type": "struct", "fields": fields})
+
+
+# ================================================================================ options
+class _DecodeOptions:
+    """The decoding options of a ``ticdc`` source, parsed on the driver side of planning."""
+
+    def __init__(self, options) -> None:
+        from .. import _impl
+        from ..policy import check_on_error
+        from .decoding import as_arrow_schema
+
+        opts = {str(k).lower(): str(v) for k, v in dict(options or {}).items()}
+        self.protocol = opts.get("protocol")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"ticdc: option 'protocol' must be one of {', '.join(PROTOCOLS)}, "
+                             f"got {self.protocol!r}")
+        if "tables" in opts:
+            raise ValueError("ticdc: option 'tables' is not supported; give one 'table'")
+        self.table = opts.get("table")
+        text = opts.get("schema")
+        if (self.table is None) != (text is None):
+            raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
+        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None else None
+        dec: dict = {"on_error": check_on_error(opts.get("on_error", "fail")),
+                     "implementation": _impl.resolve(opts.get("implementation"))}
+        for name in ("timezone", "compression"):
+            if name in opts:
+                dec[name] = opts[name]
+        if "registry" in opts:
+            if self.protocol != "avro":
+                raise ValueError("ticdc: option 'registry' is for protocol 'avro'")
+            dec["registry"] = opts["registry"]
+        if _bool(opts.get("oldimage", "false"), "oldImage"):
+            dec["old_image"] = True
+        self.decoder_options = dec
+        self.claim_check_base = opts.get("claimcheckbase")
+        if self.claim_check_base is not None and self.protocol == "avro":
+            raise ValueError("ticdc: option 'claimCheckBase' is for the open and simple protocols")
+        self.include_headers = _bool(opts.get("includeheaders", "false"), "includeHeaders")
+
+    def kafka_schema(self) -> StructType:
+        return KAFKA_SCHEMA_WITH_HEADERS if self.include_headers else KAFKA_SCHEMA
+
+    def meta_types(self) -> dict:
+        from pyspark.sql.pandas.types import to_arrow_type
+        types = {"topic": pa.string(), "timestamp": pa.timestamp("us", tz="UTC")}
+        if self.include_headers:
+            types["headers"] = to_arrow_type(HEADERS_TYPE)
+        return types
+
+    def output_schema(self) -> pa.Schema:
+        return _with_meta_fields(output_arrow_schema(self.protocol, self.table, self.schema,
+                                                     **self.decoder_options), self.meta_types())
+
+    def spec(self, spark_schema: StructType) -> DecodeSpec:
+        from pyspark.sql.pandas.types import to_arrow_schema
+        # exactly the Arrow schema pyspark checks each yielded batch against
+        target = to_arrow_schema(spark_schema, timezone="UTC")
+        return DecodeSpec(self.protocol, self.table, self.schema, self.decoder_options, target,
+                          self.meta_types(), claim_check_base=self.claim_check_base)
+
+
+# ================================================================================ readers
+class TicdcBatchReader(KafkaBatchReader):
+    """``ticdc_kafka``'s batch planning; each range decoded as it is read."""
+
+    def __init__(self, opts: _Options, kafka_schema: StructType, spec: DecodeSpec) -> None:
+        super().__init__(opts, kafka_schema)
+        self.spec = spec
+
+    def read(self, partition):
+        return decode_partition(super().read(partition), self.spec)
+
+
+class TicdcStreamReader(KafkaStreamReader):
+    """``ticdc_kafka``'s offsets and micro-batch planning; each range decoded as it is read."""
+
+    def __init__(self, opts: _Options, kafka_schema: StructType, spec: DecodeSpec) -> None:
+        super().__init__(opts, kafka_schema)
+        self.spec = spec
+
+    def read(self, partition):
+        return decode_partition(super().read(partition), self.spec)
+
+
+class TicdcDataSource(DataSource):
+    """``format("ticdc")``: decoded TiCDC changelogs from Kafka."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "ticdc"
+
+    def schema(self):
+        return to_spark_struct(_DecodeOptions(self.options).output_schema())
+
+    def _parts(self, schema: StructType):
+        dopts = _DecodeOptions(self.options)
+        expected = to_spark_struct(dopts.output_schema())
+        if schema.fieldNames() != expected.fieldNames():
+            raise ValueError("ticdc: the source's columns are fixed by its options; do not give "
+                             f"a user schema (expected {expected.simpleString()})")
+        return _Options(self.options), dopts.kafka_schema(), dopts.spec(schema)
+
+    def reader(self, schema: StructType) -> TicdcBatchReader:
+        return TicdcBatchReader(*self._parts(schema))
+
+    def streamReader(self, schema: StructType) -> TicdcStreamReader:
+        return TicdcStreamReader(*self._parts(schema))
+
+
+def register(spark) -> None:
+    """``spark.dataSource.register(TicdcDataSource)``: enables ``format("ticdc")``."""
+    spark.dataSource.register(TicdcDataSource)
