@@ -263,3 +263,19 @@ def test_headers_pass_through(impl, open_messages):
     rows = [r for o in decode_partition(iter([batch]), spec) for r in o.to_pylist()]
     assert rows and all(r["_headers"] == headers[r["_offset"]] for r in rows)
     assert {r["_offset"] for r in rows} == {0, 1, 2, 3}
+
+
+def test_metadata_history_is_only_as_large_as_the_hold_queue():
+    """The metadata kept for held simple-protocol rows is that of the held messages only: a task
+    decoding a long partition does not keep (and re-join over) every message it has seen."""
+    from ticdc_fast.spark.kafka_metadata import KafkaMetadataJoin
+    join = KafkaMetadataJoin(["topic", "timestamp"], keep_history=True)
+    held = []
+    for start in range(0, 50, 10):
+        join.add(_kafka_batch([None] * 10, [b"v"] * 10, "t", [0] * 10, range(start, start + 10),
+                              [T0 + i for i in range(start, start + 10)]))
+        held.append((0, start + 3))              # one message of each batch stays held
+        join.retain(held)
+    assert {p: sum(len(o) for o, _ in chunks) for p, chunks in join._chunks.items()} == {0: 5}
+    join.retain([])
+    assert join._chunks == {}

@@ -268,6 +268,10 @@ class SimpleDecoder:
         """Number of DML messages waiting for their schema."""
         return len(self._held)
 
+    def held_positions(self) -> list[tuple]:
+        """``(partition, offset)`` of each DML message waiting for its schema, oldest first."""
+        return [(h.partition, h.offset) for h in self._held]
+
     @exclusive
     def state(self) -> dict:
         """JSON-serialisable state (schemas and held rows) for ``SimpleDecoder(state=...)``."""

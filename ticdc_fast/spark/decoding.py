@@ -309,6 +309,8 @@ def decode_partition(batches, spec: DecodeSpec):
                                  partitions=parts, offsets=offs)
                 if join is not None:
                     out = join.attach(out, spec.meta_types)
+                    if keep_history:
+                        join.retain(dec.held_positions())
                 yield _conform(out, spec.out_schema)
     finally:
         if decoders:

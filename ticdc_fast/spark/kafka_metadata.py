@@ -59,6 +59,28 @@ class KafkaMetadataJoin:
                 sel = {n: a.filter(mask) for n, a in columns.items()}
             self._chunks.setdefault(p, []).append((sel_offsets, sel))
 
+    def retain(self, positions) -> None:
+        """Forget every message but those at ``positions`` (``(partition, offset)`` pairs: the
+        messages the decoder still holds), so that the history kept for held rows is as large as
+        the hold queue, not the task's whole input."""
+        if not self.keep_history or not self._chunks:
+            return
+        wanted: dict = {}
+        for p, o in positions:
+            wanted.setdefault(p, []).append(o)
+        kept = {}
+        for p, chunks in self._chunks.items():
+            if p not in wanted:
+                continue
+            value_set = pa.array(wanted[p], pa.int64())
+            for offsets, cols in chunks:
+                mask = pc.is_in(offsets, value_set=value_set)
+                if pc.any(mask).as_py():
+                    kept.setdefault(p, []).append((offsets.filter(mask),
+                                                   {n: a.filter(mask) for n, a in cols.items()}))
+        self._chunks = kept
+        self._joined = None
+
     def _store(self):
         if self._joined is None:
             offsets, bases, cols = {}, {}, {n: [] for n in self.names}
