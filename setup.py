@@ -1,11 +1,13 @@
 """Build the Cython core (``ticdc_fast._core``) from ``src_cython/``.
 
 Generated C is never committed: Cython runs at build time (pinned in pyproject's build
-requirements).  ``TICDC_FAST_DEBUG=1`` builds with annotation and bounds assertions.
+requirements).  Before it runs, ``scripts/gen_constants.py`` writes ``src_cython/_constants.pxi``
+from ``ticdc_fast/_constants.py``, so the core and the pure-Python twin share one set of codes.  ``TICDC_FAST_DEBUG=1`` builds with annotation and bounds assertions.
 ``TICDC_FAST_SANITIZE=1`` builds with AddressSanitizer and UndefinedBehaviorSanitizer (for the
 fuzzer; run it with ``scripts/sanitize.sh``, which preloads the sanitizer runtimes).
 """
 import os
+import runpy
 
 from setuptools import Extension, setup
 
@@ -24,8 +26,15 @@ def _compile_args():
     return ["-O0", "-g"] if DEBUG else ["-O3"]
 
 
+def generate_constants():
+    here = os.path.dirname(os.path.abspath(__file__))
+    runpy.run_path(os.path.join(here, "scripts", "gen_constants.py"))["write"]()
+
+
 def extensions():
     from Cython.Build import cythonize
+
+    generate_constants()
 
     ext = Extension(
         "ticdc_fast._core",

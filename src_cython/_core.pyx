@@ -19,12 +19,14 @@ from ticdc_fast.errors import DecodeError, DecoderBusyError
 CYTHON_MODULE = 1
 _MAP_TYPE = pa.map_(pa.string(), pa.string())
 
+include "_constants.pxi"
 include "framing/cursor.pxi"
 include "arrow/buffers.pxi"
 include "json/scan.pxi"
 include "values/text.pxi"
 include "values/numbers.pxi"
-include "open/constants.pxi"
+include "values/temporal.pxi"
+include "values/kinds.pxi"
 include "open/decode.pxi"
 include "avro/reader.pxi"
 include "simple/decode.pxi"

@@ -31,6 +31,7 @@ IMPLEMENTATIONS = ("cython", "python")
 # --------------------------------------------------------------------------- pytest hooks
 def pytest_configure(config):
     config.addinivalue_line("markers", "cython: runs against the compiled Cython core (ticdc_fast._core)")
+    config.addinivalue_line("markers", "slow: fault tests with real processes (run in CI too; deselect with -m 'not slow')")
     # The unraisable hook pytest installs turns "Exception ignored in ..." into a warning; make
     # it an error so an exception swallowed inside Cython code fails the test.
     config.addinivalue_line("filterwarnings", "error::pytest.PytestUnraisableExceptionWarning")

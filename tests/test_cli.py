@@ -131,6 +131,20 @@ def test_missing_extra_is_one_line_naming_it(tmp_path, argv, extra):
     assert f"pip install 'ticdc_fast[{extra}]'" in lines[0] and "pyspark" in lines[0]
 
 
+def test_demo_and_cli_do_not_import_each_other():
+    """The demo is a subcommand of the CLI; its helpers live in ticdc_fast._console, so importing
+    the demo never imports the CLI (no cycle)."""
+    import ast
+    import inspect
+
+    import ticdc_fast.demo as demo
+
+    imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(demo)))
+                if isinstance(node, ast.ImportFrom)}
+    assert "cli" not in imported and "ticdc_fast.cli" not in imported
+    assert "_console" in imported
+
+
 # ------------------------------------------------------------------------------------ --jobs
 @pytest.fixture(scope="module")
 def many_messages():

@@ -1,7 +1,7 @@
 """Constants shared by the Cython core and the pure-Python twin (one source of truth).
 
-The Cython core mirrors the integer codes below in ``src_cython/open/constants.pxi``;
-``tests/test_constants.py`` checks that the two agree.
+Every integer constant below reaches the Cython core as a ``cdef enum`` member of the same name:
+``scripts/gen_constants.py`` writes ``src_cython/_constants.pxi`` from this file at build time.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ OP_UPDATE = 1
 OP_DELETE = 2
 OP_DDL = 3
 OP_RESOLVED = 4
-OP_NAMES = ("INSERT", "UPDATE", "DELETE", "DDL", "RESOLVED")
+OP_UPSERT = 5      # Avro protocol without the TiDB extension: inserts and updates look alike
+OP_NAMES = ("INSERT", "UPDATE", "DELETE", "DDL", "RESOLVED", "UPSERT")
 
 # TiCDC column flags (open protocol "f"); not TiDB's own column flags.
 FLAG_BINARY = 1

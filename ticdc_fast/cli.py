@@ -8,6 +8,8 @@ import sys
 import tempfile
 import time
 
+from ._console import progress as _progress
+
 # What each optional dependency is for, and the extra that installs it.
 _EXTRAS = {
     "pyspark": ("spark", "Spark"),
@@ -27,21 +29,6 @@ def _require(command: str, *modules: str) -> None:
             print(f"error: `ticdc-fast {command}` needs {what} ({module}): "
                   f"pip install 'ticdc_fast[{extra}]'", file=sys.stderr)
             raise MissingExtra(3)
-
-
-def _best_of(n, fn):
-    best, out = float("inf"), None
-    for _ in range(n):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def _progress(total=None, unit="msg", desc=""):
-    from tqdm import tqdm
-    return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, file=sys.stderr,
-                disable=os.environ.get("TICDC_FAST_NO_PROGRESS") == "1")
 
 
 # ------------------------------------------------------------------------------------ decode

@@ -29,7 +29,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
     from ticdc_fast.testing.broker import LocalKafkaBroker
     from ticdc_fast.testing.open_encoder import DDL, Resolved, RowChange
 
-    from .cli import _best_of, _progress
+    from ._console import best_of, progress
 
     _say(f"ticdc_fast {ticdc_fast.__version__} (driver: {ticdc_fast.IMPLEMENTATION})")
     _say(f"1/5 generating a changefeed: {rows:,} row changes over {', '.join(TABLES)} ...")
@@ -55,7 +55,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
     _say("2/5 starting a local Kafka-compatible broker and producing ...")
     with LocalKafkaBroker() as broker:
         broker.create_topic(TOPIC, partitions=2)
-        with _progress(total=n_msgs, desc="produce") as bar:
+        with progress(total=n_msgs, desc="produce") as bar:
             for p, ms in messages.items():
                 for i in range(0, len(ms), 5000):
                     broker.produce(TOPIC, ms[i:i + 5000], partition=p)
@@ -86,7 +86,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
             t_spark = time.perf_counter() - t0
             _say(f"   {n_rows:,} changelog rows in {t_spark:.1f} s (Spark, local[2])")
             changelog.groupBy("_table", "_op").count().orderBy("_table", "_op").show(truncate=False)
-            _say(f"   complete up to commit ts {tfs.complete_up_to(changelog)} (min over partitions of "
+            _say(f"   complete up to commit ts {tfs.complete_up_to(changelog, partitions=2)} (min over partitions of "
                  "the highest RESOLVED ts)")
 
             _say("5/5 table state (typed, de-duplicated, latest change per key, deletes removed):")
@@ -107,7 +107,7 @@ def run_demo(rows: int = 100_000, seed: int = 7) -> int:
     allk = pa.array([k for ms in messages.values() for k, _ in ms], pa.binary())
     allv = pa.array([v for ms in messages.values() for _, v in ms], pa.binary())
     dec = ticdc_fast.OpenDecoder()
-    secs, batch = _best_of(3, lambda: dec.decode(allk, allv))
+    secs, batch = best_of(3, lambda: dec.decode(allk, allv))
     _say(f"   {batch.num_rows:,} rows from {nbytes / 1e6:.1f} MB in {secs:.3f} s: "
          f"{nbytes / secs / 1e6:,.0f} MB/s, {batch.num_rows / secs:,.0f} rows/s")
     return 0

@@ -15,6 +15,7 @@ cdef int buf_grow(Buf* b, Py_ssize_t need) noexcept nogil:
         cap = 64
     cdef uint8_t* p = <uint8_t*>realloc(b.data, cap)
     if p == NULL:
+        note_failed_alloc(cap)
         return -1  # the old block stays valid and owned
     b.data = p
     b.cap = cap
@@ -352,7 +353,7 @@ cdef object take_buffer(Buf* b):
     if b.data == NULL:
         b.data = <uint8_t*>malloc(1)
         if b.data == NULL:
-            raise MemoryError()
+            no_memory("an empty output buffer")
         b.cap = 1
     owner.ptr = b.data
     owner.cap = b.cap
@@ -371,7 +372,7 @@ cdef object take_validity(Bits* v):
 
 cdef object var_to_array(VarCol* c, object typ):
     if c.lazy and _var_unlazy(c) < 0:
-        raise MemoryError()
+        no_memory("a column left unallocated until the end of the batch")
     cdef Py_ssize_t n = c.valid.n
     cdef Py_ssize_t nulls = c.valid.nulls
     validity = take_validity(&c.valid)
@@ -382,7 +383,7 @@ cdef object var_to_array(VarCol* c, object typ):
 
 cdef object fix_to_array(FixCol* c, object typ):
     if c.lazy and _fix_unlazy(c) < 0:
-        raise MemoryError()
+        no_memory("a column left unallocated until the end of the batch")
     cdef Py_ssize_t n = c.valid.n
     cdef Py_ssize_t nulls = c.valid.nulls
     validity = take_validity(&c.valid)

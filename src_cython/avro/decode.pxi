@@ -198,7 +198,7 @@ cdef class AvroPlan(OpenPlan):
             self.wcap = self.wcap * 2 + 8
             p = <WPlan*>realloc(self.wplans, self.wcap * sizeof(WPlan))
             if p == NULL:
-                raise MemoryError()
+                no_memory("the Avro writer plan list")
             self.wplans = p
         p = &self.wplans[self.nwplans]
         memset(p, 0, sizeof(WPlan))
@@ -218,7 +218,7 @@ cdef class AvroPlan(OpenPlan):
         if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL \
                 or p.tfield == NULL or p.entry_at == NULL:
             _free_wplan(p)
-            raise MemoryError()
+            no_memory("the fields of an Avro writer plan")
         for k, s in enumerate(symbols):
             b = s.encode("utf-8")
             p.sym_off[k] = p.syms.len
@@ -246,7 +246,7 @@ cdef class AvroPlan(OpenPlan):
             p.fields[k].hash = fnv1a(<const uint8_t*><const char*>nb, len(nb))
             p.field_target[k] = self._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
-                raise MemoryError()
+                no_memory("the field names of an Avro writer plan")
         for k in range(self.ntargets):
             p.tfield[k] = -1
         for k in range(p.nfields):
@@ -270,7 +270,7 @@ cdef class AvroPlan(OpenPlan):
         p.tbl_off = self.keys.len
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
-            raise MemoryError()
+            no_memory("a table name")
         self._put_id_slot(p.schema_id, self.nwplans)
         self.nwplans += 1
 
@@ -290,7 +290,7 @@ cdef class AvroPlan(OpenPlan):
         if ids == NULL or plans == NULL:
             free(ids)
             free(plans)
-            raise MemoryError()
+            no_memory("the schema id slots")
         free(self.wslot_id)
         free(self.wslot_plan)
         self.wslot_id = ids
@@ -323,12 +323,12 @@ cdef class AvroPlan(OpenPlan):
             if kind == AV_NULL:
                 continue
             if (kind == AV_LONG or kind == AV_INT) and (tk == K_INT or tk == K_UINT) \
-                    and W_INT8 <= w <= W_UINT64 and f.type_code != 16:
+                    and W_INT8 <= w <= W_UINT64 and f.type_code != T_BIT:
                 this = D_INT
-            elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == 5) or (kind == AV_FLOAT and f.type_code == 4)):
+            elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == T_DOUBLE) or (kind == AV_FLOAT and f.type_code == T_FLOAT)):
                 this = D_F64
             elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
-                    and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != 246 and f.type_code != 16:
+                    and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
                 this = D_BLOB
             else:
                 return D_NONE
@@ -438,7 +438,7 @@ cdef class AvroPlan(OpenPlan):
                 or fix_init(&self.c_ddl_type32, 4, rows) < 0 or var_init(&self.c_checksum, rows, 0) < 0
                 or fix_init(&self.c_corrupted, 0, rows) < 0 or fix_init(&self.c_ckver, 4, rows) < 0
                 or fix_init(&self.c_key_id, 4, rows) < 0 or fix_init(&self.c_value_id, 4, rows) < 0):
-            raise MemoryError()
+            no_memory("the Avro-protocol output columns")
         self.started = 1
         return 0
 
@@ -550,7 +550,7 @@ cdef class AvroPlan(OpenPlan):
             self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
             if not (self.kptr and self.klen and self.vptr and self.vlen):
                 self.pcap = 0
-                raise MemoryError()
+                no_memory("the message pointer arrays")
             self.pcap = n
         return 0
 
@@ -601,12 +601,7 @@ cdef class AvroPlan(OpenPlan):
                     break
                 i += 1
         if rc < 0:
-            if err.failed:
-                raise DecodeError(
-                    err.reason.decode("utf-8", "replace"), err.msg, err.offset,
-                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
-                    "key" if err.part == PART_KEY else "value")
-            raise MemoryError()
+            raise_decode_error(&err, "Avro-protocol", "value")
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
@@ -754,7 +749,7 @@ cdef class AvroPlan(OpenPlan):
         elif info.has_op and info.op.n == 1 and info.op.p[0] == 100:
             op = OP_DELETE
         elif not info.has_op or info.op.n == 0:
-            op = 5   # UPSERT
+            op = OP_UPSERT
             info.has_commit_ts = 0
         else:
             return fail_at(err, info.op.off, "unknown _tidb_op")
@@ -772,7 +767,6 @@ cdef class AvroPlan(OpenPlan):
         cdef AvField* f
         cdef AvBranch* b
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Span s
         cdef Py_ssize_t start
         img.present = 1
@@ -809,12 +803,8 @@ cdef class AvroPlan(OpenPlan):
                         set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
                 continue
-            if img.n == img.cap:
-                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                if grown == NULL:
-                    return -1
-                img.cols = grown
-                img.cap = img.cap * 2 + 16
+            if img.n == img.cap and image_make_room(img) < 0:
+                return -1
             p.entry_at[k] = <int>img.n
             e = &img.cols[img.n]
             e.name.p = p.names.data + f.name_off
@@ -902,7 +892,7 @@ cdef class AvroPlan(OpenPlan):
         if b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
             if _avro_real(c, b, v.off, &f64, err) < 0:
                 return -1
-            bits = 32 if f.type_code == 4 else 64
+            bits = 32 if f.type_code == T_FLOAT else 64
             if bits == 32:
                 f32 = <float>f64
                 if isinf(f32):
@@ -937,7 +927,7 @@ cdef class AvroPlan(OpenPlan):
             c.pos += b.size
         elif avro_string(c, &raw, err) < 0:
             return -1
-        if f.type_code == 246:
+        if f.type_code == T_NEWDECIMAL:
             if self.typed:
                 if raw.n == 0:
                     return fail_at(err, v.off, "empty decimal bytes")
@@ -951,7 +941,7 @@ cdef class AvroPlan(OpenPlan):
                 v.ascii = 1
                 return 0
             return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
-        if f.type_code == 16:
+        if f.type_code == T_BIT:
             k = 0
             while k < raw.n and raw.p[k] == 0:
                 k += 1
@@ -1125,8 +1115,6 @@ cdef class AvroPlan(OpenPlan):
         cdef WPlan* tp = &self.wplans[vplan] if vplan >= 0 else (&self.wplans[kplan] if kplan >= 0 else NULL)
         cdef int32_t m32
         cdef int32_t sid
-        cdef const char* optext
-        cdef int oplen
         cdef int j, k, rc
         cdef ColEntry* e
         if self.typed and op != OP_RESOLVED:
@@ -1150,13 +1138,7 @@ cdef class AvroPlan(OpenPlan):
                     set_column(err, e.name.p, e.name.n)
                     return fail_at(err, 0, "column is not in the target schema")
                 tp.extra_checked = 1
-        if op == 5:
-            optext = b"UPSERT"
-            oplen = 6
-        else:
-            optext = OP_TEXT[op]
-            oplen = OP_LEN[op]
-        if var_push(&self.c_op, optext, oplen) < 0:
+        if var_push(&self.c_op, OP_TEXT[op], OP_LEN[op]) < 0:
             return -1
         if info.has_commit_ts:
             if fix_push(&self.c_ts, &info.commit_ts) < 0:
@@ -1225,7 +1207,7 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
     if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
         return fail_at(err, off, "Avro int out of 32-bit range")
     iv.neg = 0
-    if f.type_code == 8 and (f.flags & FLAG_UNSIGNED):
+    if f.type_code == T_LONGLONG and (f.flags & FLAG_UNSIGNED):
         iv.mag = <uint64_t>lv
     elif lv < 0:
         iv.neg = 1

@@ -14,7 +14,15 @@ cdef enum:
     PART_VALUE = 2
 
 
-# Filled inside nogil code; turned into DecodeError after the GIL is back.
+# What the nogil message loops return.  RUN_FAIL with `err.failed` set is bad input; without it,
+# an allocation failed.
+cdef enum:
+    RUN_FAIL = -1
+    RUN_OK = 0
+    RUN_STOP = 1      # simple protocol: a message the Python front end handles first
+
+
+# Filled inside nogil code; turned into DecodeError (raise_decode_error) after the GIL is back.
 cdef struct Err:
     int failed
     Py_ssize_t msg
@@ -86,3 +94,36 @@ cdef inline int read_u64be(Cur* c, uint64_t* out, Err* err, const char* what) no
               | (<uint64_t>p[6] << 8) | <uint64_t>p[7])
     c.pos = p + 8
     return 0
+
+
+cdef extern from *:
+    """
+    /* Size of the last allocation that failed on this thread (decoders run their loops without
+       the GIL, in parallel): read once the GIL is back, to say what could not be allocated. */
+    static _Thread_local Py_ssize_t ticdc_failed_alloc = 0;
+    static inline void ticdc_note_failed_alloc(Py_ssize_t n) { ticdc_failed_alloc = n; }
+    static inline Py_ssize_t ticdc_take_failed_alloc(void) {
+        Py_ssize_t n = ticdc_failed_alloc;
+        ticdc_failed_alloc = 0;
+        return n;
+    }
+    """
+    void note_failed_alloc "ticdc_note_failed_alloc"(Py_ssize_t n) noexcept nogil
+    Py_ssize_t take_failed_alloc "ticdc_take_failed_alloc"() noexcept nogil
+
+
+cdef int no_memory(str what) except -1:
+    """MemoryError naming what could not be allocated (and its size, when a builder recorded it)."""
+    cdef Py_ssize_t n = take_failed_alloc()
+    raise MemoryError(f"out of memory: could not allocate {what}" + (f" ({n} bytes)" if n > 0 else ""))
+
+
+cdef int raise_decode_error(const Err* err, str protocol, object default_part) except -1:
+    """The one exit of a failed message loop: DecodeError (message index, part, byte offset,
+    column) for bad input, else MemoryError naming the batch whose memory ran out."""
+    if not err.failed:
+        return no_memory(f"the {protocol} batch's output at message {err.msg}")
+    raise DecodeError(
+        err.reason.decode("utf-8", "replace"), err.msg, err.offset,
+        err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
+        "key" if err.part == PART_KEY else "value" if err.part == PART_VALUE else default_part)

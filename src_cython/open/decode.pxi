@@ -46,6 +46,18 @@ cdef struct Image:
     Py_ssize_t bad_off
 
 
+cdef int image_make_room(Image* img) noexcept nogil:
+    """Room for one more column entry: 0, or RUN_FAIL (the old entries stay) when out of memory."""
+    cdef Py_ssize_t cap = img.cap * 2 + 16
+    cdef ColEntry* grown = <ColEntry*>realloc(img.cols, cap * sizeof(ColEntry))
+    if grown == NULL:
+        note_failed_alloc(cap * <Py_ssize_t>sizeof(ColEntry))
+        return RUN_FAIL
+    img.cols = grown
+    img.cap = cap
+    return 0
+
+
 cdef struct BareMember:
     # open: a t/h/f/v member written straight into "p" (ticdc, protocols.md E.15)
     Span v
@@ -300,7 +312,7 @@ cdef class OpenPlan:
         if not (self.writers and self.precisions and self.scales and self.present and self.tname_off
                 and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
                 and self.tslot):
-            raise MemoryError()
+            no_memory("the target column arrays")
         for k in range(self.tslot_cap):
             self.tslot[k] = -1
         self.target_types = [t.arrow_type for t in targets]
@@ -313,7 +325,7 @@ cdef class OpenPlan:
             name = t.name.encode("utf-8")
             self.tname_off[j] = self.target_names.len
             if buf_append(&self.target_names, <const char*>name, len(name)) < 0:
-                raise MemoryError()
+                no_memory("the target column names")
             self.tname_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
             k = <Py_ssize_t>(self.tname_hash[j] & <uint64_t>(self.tslot_cap - 1))
             while self.tslot[k] >= 0:
@@ -330,7 +342,7 @@ cdef class OpenPlan:
         self.tz_bounds = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
         self.tz_offsets = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
         if not (self.tz_bounds and self.tz_offsets):
-            raise MemoryError()
+            no_memory("the time zone transitions")
         for k in range(self.tz_n):
             self.tz_bounds[k] = cfg.tz_bounds[k]
             self.tz_offsets[k] = cfg.tz_offsets[k]
@@ -459,13 +471,7 @@ cdef class OpenPlan:
                 rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
         if rc != 0:
             self._free_outputs()
-            if err.failed:
-                raise DecodeError(
-                    err.reason.decode("utf-8", "replace"),
-                    err.msg, err.offset,
-                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
-                    "key" if err.part == PART_KEY else "value" if err.part == PART_VALUE else None)
-            raise MemoryError()
+            raise_decode_error(&err, "open-protocol", None)
         return self._finish()
 
     cdef object _finish(self):
@@ -1091,7 +1097,6 @@ cdef class OpenPlan:
         cdef int r, r2, dup, field
         cdef ColEntry* e
         cdef IntVal iv
-        cdef ColEntry* grown
         cdef int memo_ok = 1, deduped = 0
         cdef Py_ssize_t k, mo
         cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
@@ -1112,12 +1117,8 @@ cdef class OpenPlan:
         if r < 0:
             return -1
         while r == 0:
-            if img.n == img.cap:
-                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                if grown == NULL:
-                    return -2
-                img.cols = grown
-                img.cap = img.cap * 2 + 16
+            if img.n == img.cap and image_make_room(img) < 0:
+                return -2
             e = &img.cols[img.n]
             k = img.n
             r2 = 0
@@ -1814,9 +1815,9 @@ cdef class OpenPlan:
             tn = int_to_text(&iv, txt)
         else:
             memcpy(&x, &e.v.n, 8)
-            if w == W_FLOAT64 and (e.t == 4 or e.t == 5):
+            if w == W_FLOAT64 and (e.t == T_FLOAT or e.t == T_DOUBLE):
                 return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
-            if w == W_FLOAT32 and (e.t == 4 or e.t == 5):
+            if w == W_FLOAT32 and (e.t == T_FLOAT or e.t == T_DOUBLE):
                 f = <float>x
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
@@ -1826,7 +1827,7 @@ cdef class OpenPlan:
                 txt[0] = 45 if signbit(x) else 48
                 txt[1] = 48
             else:
-                shortest_from_value(x, 32 if e.t == 4 else 64, digits, &nd, &e10)
+                shortest_from_value(x, 32 if e.t == T_FLOAT else 64, digits, &nd, &e10)
                 tn = go_format_digits(digits, nd, e10, x < 0, txt)
         # the text form, for string/decimal/bool targets and for errors worded like the twin's
         tmp[0] = e[0]
@@ -1839,14 +1840,7 @@ cdef class OpenPlan:
         return 1
 
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
-        cdef Py_ssize_t lo = 0, hi = self.tz_n, mid
-        while hi - lo > 1:
-            mid = (lo + hi) >> 1
-            if self.tz_bounds[mid] <= wall:
-                lo = mid
-            else:
-                hi = mid
-        return wall - self.tz_offsets[lo]
+        return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)
 
 
 cdef int _int_to_decimal128(const IntVal* iv, int precision, int scale, uint64_t* out) noexcept nogil:
@@ -1960,18 +1954,20 @@ cdef int _parse_uint_digits(const uint8_t* p, Py_ssize_t n, IntVal* iv) noexcept
     return 0
 
 
-cdef const char* OP_TEXT[5]
-cdef int OP_LEN[5]
-OP_TEXT[0] = b"INSERT"
-OP_TEXT[1] = b"UPDATE"
-OP_TEXT[2] = b"DELETE"
-OP_TEXT[3] = b"DDL"
-OP_TEXT[4] = b"RESOLVED"
-OP_LEN[0] = 6
-OP_LEN[1] = 6
-OP_LEN[2] = 6
-OP_LEN[3] = 3
-OP_LEN[4] = 8
+cdef const char* OP_TEXT[6]
+cdef int OP_LEN[6]
+OP_TEXT[OP_INSERT] = b"INSERT"
+OP_TEXT[OP_UPDATE] = b"UPDATE"
+OP_TEXT[OP_DELETE] = b"DELETE"
+OP_TEXT[OP_DDL] = b"DDL"
+OP_TEXT[OP_RESOLVED] = b"RESOLVED"
+OP_TEXT[OP_UPSERT] = b"UPSERT"
+OP_LEN[OP_INSERT] = 6
+OP_LEN[OP_UPDATE] = 6
+OP_LEN[OP_DELETE] = 6
+OP_LEN[OP_DDL] = 3
+OP_LEN[OP_RESOLVED] = 8
+OP_LEN[OP_UPSERT] = 6
 
 
 cdef inline int _oom(Err* err) noexcept nogil:

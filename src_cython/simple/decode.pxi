@@ -5,10 +5,6 @@
 # them and calls `run` again.
 
 cdef enum:
-    RUN_OK = 0
-    RUN_STOP = 1
-
-cdef enum:
     BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (SimplePlan.bad_zone)
 
 cdef enum:
@@ -253,7 +249,7 @@ cdef class SimplePlan(OpenPlan):
             self.plans_cap = self.plans_cap * 2 + 8
             p = <TablePlan*>realloc(self.plans, self.plans_cap * sizeof(TablePlan))
             if p == NULL:
-                raise MemoryError()
+                no_memory("the table plan list")
             self.plans = p
         p = &self.plans[self.nplans]
         memset(p, 0, sizeof(TablePlan))
@@ -264,7 +260,7 @@ cdef class SimplePlan(OpenPlan):
         p.tbl_off = self.keys.len
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
-            raise MemoryError()
+            no_memory("a table name")
         p.hash = _plan_hash(<const uint8_t*><const char*>db, len(db), <const uint8_t*><const char*>tb,
                             len(tb), p.version)
         p.ncols = ncols
@@ -288,7 +284,7 @@ cdef class SimplePlan(OpenPlan):
         if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
-            raise MemoryError()
+            no_memory("the column arrays of a table plan")
         for k in range(p.slot_cap):
             p.slot[k] = -1
         for k in range(self.ntargets):
@@ -301,7 +297,7 @@ cdef class SimplePlan(OpenPlan):
             name = col.name.encode("utf-8")
             p.name_off[j] = p.names.len
             if buf_append(&p.names, <const char*>name, len(name)) < 0:
-                raise MemoryError()
+                no_memory("the column names of a table plan")
             p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
@@ -324,10 +320,10 @@ cdef class SimplePlan(OpenPlan):
                     off = self.elems.len
                     buf_append(&self.elem_off_buf, &off, 8)
                     if buf_append(&self.elems, <const char*>eb, len(eb)) < 0:
-                        raise MemoryError()
+                        no_memory("the ENUM/SET element names")
                 off = self.elems.len
                 if buf_append(&self.elem_off_buf, &off, 8) < 0:
-                    raise MemoryError()
+                    no_memory("the ENUM/SET element offsets")
         p.name_off[ncols] = p.names.len
 
     def zone_names_seen(self):
@@ -355,7 +351,7 @@ cdef class SimplePlan(OpenPlan):
             return
         key = <uint8_t*>malloc(max(len(nb), 1))
         if key == NULL:
-            raise MemoryError()
+            no_memory("a time zone name")
         memcpy(key, <const char*>nb, len(nb))
         if not known and self.nbad == BAD_ZONE_SLOTS:
             # forget the oldest name that is no zone, reuse its index
@@ -368,7 +364,7 @@ cdef class SimplePlan(OpenPlan):
             z = self.nzones
             if self._grow_zones(z + 1) < 0:
                 free(key)
-                raise MemoryError()
+                no_memory("the time zone table")
             self.nzones += 1
             self.zone_names.append(name)
             if not known:
@@ -383,7 +379,7 @@ cdef class SimplePlan(OpenPlan):
         self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
-            raise MemoryError()
+            no_memory("the transitions of a time zone")
         for k in range(n):
             self.zone_bounds[z][k] = bounds[k]
             self.zone_offsets[z][k] = offsets[k]
@@ -429,7 +425,7 @@ cdef class SimplePlan(OpenPlan):
             self.zslot = <int*>malloc(cap * sizeof(int))
             self.zslot_cap = cap if self.zslot != NULL else 0
             if self.zslot == NULL:
-                raise MemoryError()
+                no_memory("the time zone name slots")
         for s in range(cap):
             self.zslot[s] = -1
         for z in range(self.nzones):
@@ -451,7 +447,7 @@ cdef class SimplePlan(OpenPlan):
             cap *= 2
         slots = <int*>malloc(cap * sizeof(int))
         if slots == NULL:
-            raise MemoryError()
+            no_memory("the column name slots")
         free(self.pslot)
         self.pslot = slots
         self.pslot_cap = cap
@@ -608,7 +604,7 @@ cdef class SimplePlan(OpenPlan):
                 or fix_init(&self.c_ck_version, 4, rows) < 0 or fix_init(&self.c_ck_corrupted, 0, rows) < 0
                 or fix_init(&self.c_ck_current, 8, rows) < 0 or fix_init(&self.c_ck_previous, 8, rows) < 0
                 or fix_init(&self.c_undecodable, 0, rows) < 0 or var_init(&self.c_raw, rows, 0) < 0):
-            raise MemoryError()
+            no_memory("the simple-protocol output columns")
         self.started = 1
         return 0
 
@@ -750,7 +746,7 @@ cdef class SimplePlan(OpenPlan):
                 self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
                 if self.vptr == NULL or self.vlen == NULL:
                     self.vcap = 0
-                    raise MemoryError()
+                    no_memory("the message pointer arrays")
                 self.vcap = n
             if isinstance(values, list):
                 for k in range(n):
@@ -780,12 +776,7 @@ cdef class SimplePlan(OpenPlan):
                 i += 1
         if rc < 0:
             self._values_ref = None
-            if err.failed:
-                raise DecodeError(
-                    err.reason.decode("utf-8", "replace"), err.msg, err.offset,
-                    err.column[:err.column_len].decode("utf-8", "replace") if err.has_column else None,
-                    "value")
-            raise MemoryError()
+            raise_decode_error(&err, "simple-protocol", "value")
         if rc == RUN_STOP and err.has_column == 2:
             self.pending_zone = err.column[:err.column_len].decode("utf-8", "replace")
         return i
@@ -1059,7 +1050,6 @@ cdef class SimplePlan(OpenPlan):
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Cur c = cp[0]
         r = self._json_image_body(&c, p, img, err)
         cp.pos = c.pos
@@ -1069,7 +1059,6 @@ cdef class SimplePlan(OpenPlan):
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Cur c = cc[0]
         cdef Py_ssize_t pos = 0, k
         cdef int ts_objects = 0
@@ -1078,12 +1067,8 @@ cdef class SimplePlan(OpenPlan):
         if r < 0:
             return -1
         while r == 0:
-            if img.n == img.cap:
-                grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                if grown == NULL:
-                    return -1
-                img.cols = grown
-                img.cap = img.cap * 2 + 16
+            if img.n == img.cap and image_make_room(img) < 0:
+                return -1
             e = &img.cols[img.n]
             # rows of a table repeat their key order: try the column seen at this position
             j = p.seq[pos] if pos < p.ncols else -1
@@ -1108,7 +1093,7 @@ cdef class SimplePlan(OpenPlan):
                 e.loc.kind = J_ABSENT
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
-                if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
                     _forget_error(err)   # judged again at the end: a later copy may replace it
                     ts_objects = 1
                 if self._dedupe_column(p, img, e) == 0:
@@ -1141,7 +1126,7 @@ cdef class SimplePlan(OpenPlan):
             e.loc.kind = J_ABSENT
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
-            if e.v.kind == J_OBJ and e.t == 7 and self._json_timestamp(e, err) != 0:
+            if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
                 _forget_error(err)
                 ts_objects = 1
             if self._dedupe_column(p, img, e) == 0:
@@ -1155,7 +1140,7 @@ cdef class SimplePlan(OpenPlan):
         if ts_objects:
             for k in range(img.n):
                 e = &img.cols[k]
-                if e.v.kind == J_OBJ and e.t == 7:
+                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
                     if self._json_timestamp(e, err) != 0:
                         return -1 if err.failed else 1
         cc.pos = c.pos
@@ -1331,7 +1316,6 @@ cdef class SimplePlan(OpenPlan):
         cdef int64_t count, size, idx, lv
         cdef int j, dup, rc, tj
         cdef ColEntry* e
-        cdef ColEntry* grown
         cdef Span loc, val
         cdef float f32
         cdef double f64
@@ -1356,12 +1340,8 @@ cdef class SimplePlan(OpenPlan):
                 return fail(err, c, "Avro map block count exceeds the bytes left")
             while count > 0:
                 count -= 1
-                if img.n == img.cap:
-                    grown = <ColEntry*>realloc(img.cols, (img.cap * 2 + 16) * sizeof(ColEntry))
-                    if grown == NULL:
-                        return -1
-                    img.cols = grown
-                    img.cap = img.cap * 2 + 16
+                if img.n == img.cap and image_make_room(img) < 0:
+                    return -1
                 e = &img.cols[img.n]
                 if avro_string(c, &e.name, err) < 0:
                     return -1
@@ -1395,7 +1375,7 @@ cdef class SimplePlan(OpenPlan):
                     if avro_long(c, &lv, err) < 0:
                         return -1
                     iv.neg = 0
-                    if idx == 7 or e.t == 16 or e.t == 248 or (e.t == 8 and (e.f & FLAG_UNSIGNED)):
+                    if idx == 7 or e.t == T_BIT or e.t == T_SET or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
                         iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
                     elif lv < 0:
                         iv.neg = 1
@@ -1430,13 +1410,13 @@ cdef class SimplePlan(OpenPlan):
                         return fail_at(err, e.v.off, "NaN or infinite float")
                     tj = p.col_target[j] if self.typed else -1
                     if tj >= 0 and (self.writers[tj] == W_FLOAT64 or self.writers[tj] == W_FLOAT32) \
-                            and ((e.t == 5 and idx == 3) or (e.t == 4 and idx == 2)):
+                            and ((e.t == T_DOUBLE and idx == 3) or (e.t == T_FLOAT and idx == 2)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
                         e.v.p = NULL
                         memcpy(&e.v.n, &f64, 8)
                     else:
-                        tn = _plain_float(f64, 32 if (idx == 2 or e.t == 4) else 64, out)
+                        tn = _plain_float(f64, 32 if (idx == 2 or e.t == T_FLOAT) else 64, out)
                         _span_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == 4:                    # string
@@ -1599,7 +1579,7 @@ cdef class SimplePlan(OpenPlan):
             return fail_at(err, e.v.off, why)
         if self.zone_n[z] < 0:
             return self._unknown_zone(z, e, err)
-        utc = wall - _zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
+        utc = wall - zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
         days = utc // DAY_US          # C division truncates: make it floor
         rem = utc - days * DAY_US
         if rem < 0:
@@ -1607,7 +1587,7 @@ cdef class SimplePlan(OpenPlan):
             rem += DAY_US
         secs = rem // 1000000
         frac = rem % 1000000
-        _civil_from_days(days, &y, &m, &d)
+        civil_from_days(days, &y, &m, &d)
         for i in range(e.v.n):
             if e.v.p[i] == 46:
                 fd = <int>(e.v.n - i - 1)
@@ -1672,14 +1652,14 @@ cdef class SimplePlan(OpenPlan):
                 return fail_at(err, e.v.off, why)
             if self.zone_n[e.loc.neg] < 0:
                 return self._unknown_zone(e.loc.neg, e, err)
-            utc = wall - _zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
+            utc = wall - zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
                                       self.zone_n[e.loc.neg], wall)
             if fix_push(&self.t_fix[j], &utc) < 0:
                 return -1
             return 0
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string value")
-        if w == W_STRING and (e.t == 247 or e.t == 248):
+        if w == W_STRING and (e.t == T_ENUM or e.t == T_SET):
             first = self._cur_elem_first(e)
             if first >= 0:
                 cnt = self._cur_elem_count(e)
@@ -1690,7 +1670,7 @@ cdef class SimplePlan(OpenPlan):
                 if r != 0 or not int_in_range(&iv, lo, hi):
                     return fail_at(err, e.v.off, "invalid ENUM/SET value")
                 eo = <int64_t*>self.elem_off_buf.data
-                if e.t == 247:
+                if e.t == T_ENUM:
                     if iv.mag > <uint64_t>cnt:
                         return fail_at(err, e.v.off, "ENUM index beyond its elements")
                     if iv.mag > 0 and buf_append(&self.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
@@ -1747,10 +1727,6 @@ cdef extern from "Python.h":
 
 cdef int64_t INT64_MIN_ = -9223372036854775807LL - 1
 cdef int64_t DAY_US = 86400000000LL
-
-
-cdef inline int _is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
-    return k.n == n and bytes_eq(<const uint8_t*>(k.p), <const uint8_t*>(lit), n)
 
 
 cdef inline void _forget_error(Err* err) noexcept nogil:
@@ -1814,31 +1790,6 @@ cdef int _plain_float(double x, int bits, char* out) noexcept nogil:
         return 1
     shortest_from_value(x, bits, digits, &nd, &e10)
     return plain_format_digits(digits, nd, e10, x < 0, out)
-
-
-cdef inline int64_t _zone_offset(const int64_t* bounds, const int64_t* offsets, Py_ssize_t n,
-                                 int64_t wall) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if bounds[mid] <= wall:
-            lo = mid
-        else:
-            hi = mid
-    return offsets[lo]
-
-
-cdef void _civil_from_days(int64_t days, int* y, int* m, int* d) noexcept nogil:
-    cdef int64_t z = days + 719468, era, doe, yoe, yy, doy, mp
-    era = (z if z >= 0 else z - 146096) // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    yy = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d[0] = <int>(doy - (153 * mp + 2) // 5 + 1)
-    m[0] = <int>(mp + 3 if mp < 10 else mp - 9)
-    y[0] = <int>(yy + (1 if m[0] <= 2 else 0))
 
 
 cdef void _push_py_text(VarCol* col, object v):

@@ -1,5 +1,5 @@
 # Numbers: integer grammar and ranges, float parsing and Go-style shortest formatting,
-# exact decimal parsing into 128/256-bit two's complement.
+# exact decimal parsing into 128/256-bit two's complement (dates and times: temporal.pxi).
 
 # libc's strtod reads the decimal point from LC_NUMERIC, which a host process may set
 # (locale.setlocale(LC_ALL, "de_DE.UTF-8") makes strtod("7887.44") stop at the '.'): it runs
@@ -561,7 +561,7 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
             raise ValueError(f"value {i} is not finite")
     o = <char*>malloc(cap)
     if o == NULL:
-        raise MemoryError()
+        no_memory("the float text buffer")
     try:
         with nogil:
             for i in range(n):
@@ -590,7 +590,7 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
                 o[k] = 10
                 k += 1
         if out_of_memory:
-            raise MemoryError()
+            no_memory("the float text buffer")
         return o[:k]
     finally:
         free(o)
@@ -695,136 +695,4 @@ cdef int decimal_parse(const uint8_t* p, Py_ssize_t n, int precision, int scale,
             lo = out[k] + carry
             carry = 1 if (carry and lo == 0) else 0
             out[k] = lo
-    return 0
-
-
-# ---- temporal
-cdef inline int two(const uint8_t* p) noexcept nogil:
-    if not (48 <= p[0] <= 57 and 48 <= p[1] <= 57):
-        return -1
-    return (p[0] - 48) * 10 + (p[1] - 48)
-
-
-cdef int64_t days_from_civil(int64_t y, int m, int d) noexcept nogil:
-    cdef int64_t era, yoe, doy, doe
-    if m <= 2:
-        y -= 1
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-cdef int parse_ymd(const uint8_t* p, int64_t* days, const char** why) noexcept nogil:
-    cdef int y1 = two(p), y2 = two(p + 2), m = two(p + 5), d = two(p + 8), y, mdays
-    if y1 < 0 or y2 < 0 or m < 0 or d < 0 or p[4] != 45 or p[7] != 45:
-        why[0] = "invalid date"
-        return -1
-    y = y1 * 100 + y2
-    if y == 0 or m == 0 or d == 0:
-        why[0] = "zero date has no exact value"
-        return -1
-    if m > 12:
-        why[0] = "invalid date"
-        return -1
-    mdays = 31
-    if m == 4 or m == 6 or m == 9 or m == 11:
-        mdays = 30
-    elif m == 2:
-        mdays = 29 if (y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)) else 28
-    if d > mdays:
-        why[0] = "invalid date"
-        return -1
-    days[0] = days_from_civil(y, m, d)
-    return 0
-
-
-cdef int parse_frac_us(const uint8_t* p, const uint8_t* e, int64_t* us) noexcept nogil:
-    """'.f{1,6}' to µs; p at '.'."""
-    cdef int nd = 0
-    cdef int64_t v = 0
-    p += 1
-    while p < e:
-        if not (48 <= p[0] <= 57) or nd == 6:
-            return -1
-        v = v * 10 + (p[0] - 48)
-        nd += 1
-        p += 1
-    if nd == 0:
-        return -1
-    while nd < 6:
-        v *= 10
-        nd += 1
-    us[0] = v
-    return 0
-
-
-cdef int parse_date_days(const uint8_t* p, Py_ssize_t n, int64_t* days, const char** why) noexcept nogil:
-    if n != 10:
-        why[0] = "invalid date"
-        return -1
-    return parse_ymd(p, days, why)
-
-
-cdef int parse_datetime_us(const uint8_t* p, Py_ssize_t n, int64_t* us, const char** why) noexcept nogil:
-    cdef int64_t days, frac = 0
-    cdef int hh, mi, ss
-    if n == 10:
-        if parse_ymd(p, &days, why) < 0:
-            return -1
-        us[0] = days * <int64_t>86400000000LL
-        return 0
-    if n < 19 or p[10] != 32 or p[13] != 58 or p[16] != 58:
-        why[0] = "invalid datetime"
-        return -1
-    if parse_ymd(p, &days, why) < 0:
-        return -1
-    hh = two(p + 11)
-    mi = two(p + 14)
-    ss = two(p + 17)
-    if hh < 0 or mi < 0 or ss < 0:
-        why[0] = "invalid datetime"
-        return -1
-    if hh > 23 or mi > 59 or ss > 59:
-        why[0] = "invalid time of day"
-        return -1
-    if n > 19:
-        if p[19] != 46 or parse_frac_us(p + 19, p + n, &frac) < 0:
-            why[0] = "invalid datetime"
-            return -1
-    us[0] = (days * 86400 + hh * 3600 + mi * 60 + ss) * 1000000 + frac
-    return 0
-
-
-cdef int parse_time_us(const uint8_t* p, Py_ssize_t n, int64_t* us, const char** why) noexcept nogil:
-    cdef const uint8_t* e = p + n
-    cdef int neg = 0, hd = 0, mi, ss
-    cdef int64_t hh = 0, frac = 0
-    if p < e and p[0] == 45:
-        neg = 1
-        p += 1
-    while p < e and 48 <= p[0] <= 57 and hd < 4:
-        hh = hh * 10 + (p[0] - 48)
-        hd += 1
-        p += 1
-    if hd == 0 or hd > 3 or e - p < 6 or p[0] != 58 or p[3] != 58:
-        why[0] = "invalid time"
-        return -1
-    mi = two(p + 1)
-    ss = two(p + 4)
-    if mi < 0 or ss < 0:
-        why[0] = "invalid time"
-        return -1
-    if hh > 838 or mi > 59 or ss > 59:
-        why[0] = "time out of range"
-        return -1
-    p += 6
-    if p < e:
-        if p[0] != 46 or parse_frac_us(p, e, &frac) < 0:
-            why[0] = "invalid time"
-            return -1
-    us[0] = (hh * 3600 + mi * 60 + ss) * 1000000 + frac
-    if neg:
-        us[0] = -us[0]
     return 0

@@ -8,7 +8,7 @@ resolution.  The row decoding itself is done by the Cython core or the reference
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import orjson
@@ -69,6 +69,30 @@ class SimpleConfig:
     tz_offsets: tuple = ()
     invalid_utf8: str = "replace"
     old_image: bool = False
+
+
+@dataclass
+class _Batch:
+    """What one decode() stretch (or flush) knows about its batch; it lives for that call only.
+
+    Rows released from the hold queue have no message index in the batch: they are numbered
+    after its n messages, and their Kafka positions are kept here."""
+    number: int                       # the decoder's batch counter: held messages remember it
+    n: int
+    parts: pa.Array | None = None
+    offs: pa.Array | None = None
+    held: list[int] = field(default_factory=list)          # hold-queue numbers of messages held now
+    extra_meta: list[tuple] = field(default_factory=list)  # (partition, offset) of released rows
+    bad_zones: tuple = (None, 0)     # (message, how many names that are no zone it asked for)
+
+    def meta(self, i) -> tuple:
+        return (self.parts[i].as_py() if self.parts is not None else None,
+                self.offs[i].as_py() if self.offs is not None else None)
+
+    def virtual(self, meta) -> int:
+        """The row number of a row that comes from outside the batch (a held message)."""
+        self.extra_meta.append(meta)
+        return self.n + len(self.extra_meta) - 1
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -142,7 +166,7 @@ class SimpleDecoder:
         self._planned: dict[tuple, TableSchema] = {}
         self._schema_undo: list | None = None    # keys added during the current decode()
         self._held = HoldQueue()
-        self._held_this_batch: list[int] = []
+        self._batch: _Batch | None = None      # set while a decode() stretch or flush() runs
         self._table = _split_table(table) if table is not None else None
         self._user_schema = schema
         self._compression = check_compression(compression)
@@ -342,10 +366,14 @@ class SimpleDecoder:
                 values = [bytes(v) for v in values]
             message = values.__getitem__
         self._batch_no += 1
-        self._held_this_batch = []
-        self._extra_meta: list[tuple] = []   # (partition, offset) of rows from held messages
-        self._n = n
-        self._parts, self._offs = parts, offs
+        self._batch = batch = _Batch(self._batch_no, n, parts, offs)
+        try:
+            return self._decode_messages(batch, values, message)
+        finally:
+            self._batch = None
+
+    def _decode_messages(self, batch: _Batch, values, message) -> pa.RecordBatch:
+        n, parts, offs = batch.n, batch.parts, batch.offs
         rows = self._rows
         i = 0
         while i < n:
@@ -358,7 +386,7 @@ class SimpleDecoder:
             self._slow_message(message(j), j)
             i = j + 1
         if self.verify_checksum:   # after the loop: the batch's own BOOTSTRAP/DDL are known now
-            still = (self._held.get(number) for number in self._held_this_batch)
+            still = (self._held.get(number) for number in batch.held)
             held = {h.index for h in still if h is not None}
             self._verify_checksums([(i, message(i)) for i in range(n) if i not in held])
         cols, msg_index = rows.finish(self._fields)
@@ -366,25 +394,28 @@ class SimpleDecoder:
         if parts is not None or offs is not None:
             idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
             if parts is not None:
-                cols.append(_with_held(parts, [m[0] for m in self._extra_meta]).take(idx))
+                cols.append(_with_held(parts, [m[0] for m in batch.extra_meta]).take(idx))
             if offs is not None:
-                cols.append(_with_held(offs, [m[1] for m in self._extra_meta]).take(idx))
+                cols.append(_with_held(offs, [m[1] for m in batch.extra_meta]).take(idx))
         return pa.RecordBatch.from_arrays(cols, schema=schema)
 
     @exclusive
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
         """Emit every held row as undecodable (end of stream), emptying the hold queue."""
         self._ensure_built()
-        self._extra_meta, self._n, self._parts, self._offs = [], 0, None, None
-        while self._held:
-            self._emit_undecodable(self._held.pop_oldest())
+        self._batch = batch = _Batch(self._batch_no, 0)
+        try:
+            while self._held:
+                self._emit_undecodable(self._held.pop_oldest())
+        finally:
+            self._batch = None
         cols, msg_index = self._rows.finish(self._fields)
         if partitions or offsets:
             idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
             if partitions:
-                cols.append(pa.array([m[0] for m in self._extra_meta], pa.int32()).take(idx))
+                cols.append(pa.array([m[0] for m in batch.extra_meta], pa.int32()).take(idx))
             if offsets:
-                cols.append(pa.array([m[1] for m in self._extra_meta], pa.int64()).take(idx))
+                cols.append(pa.array([m[1] for m in batch.extra_meta], pa.int64()).take(idx))
         out = pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(partitions, offsets))
         return as_dead_letter_batch(out) if self._policy.on_error == "dead_letter" else out
 
@@ -440,10 +471,9 @@ class SimpleDecoder:
     def _count_bad_zone(self, msg) -> None:
         """The core remembers the last 256 names that are no zone: one message naming more would
         make it forget one and ask for it again, forever."""
-        where = (self._batch_no, msg)
-        seen = self.__dict__.get("_bad_zones_of")
-        count = seen[1] + 1 if seen and seen[0] == where else 1
-        self._bad_zones_of = (where, count)
+        seen = self._batch.bad_zones
+        count = seen[1] + 1 if seen[0] == msg else 1
+        self._batch.bad_zones = (msg, count)
         if count > _BAD_ZONES_PER_MESSAGE:
             raise DecodeError(f"more than {_BAD_ZONES_PER_MESSAGE} distinct TIMESTAMP locations that "
                               "are no time zone in one message", msg, 0, part="value")
@@ -478,14 +508,6 @@ class SimpleDecoder:
             raise DecodeError(f"{self._compression} decompression failed: {exc}", i, 0,
                               part="value") from None
 
-    def _meta(self, i):
-        return (self._parts[i].as_py() if self._parts is not None else None,
-                self._offs[i].as_py() if self._offs is not None else None)
-
-    def _virtual(self, meta) -> int:
-        self._extra_meta.append(meta)
-        return self._n + len(self._extra_meta) - 1
-
     def _wanted_table(self, database, table) -> bool:
         return self._table is None or (database, table) == self._table
 
@@ -505,7 +527,7 @@ class SimpleDecoder:
             if key in self._planned:  # the fast path declined it: decode it on its own
                 self._run_one(value, i)
                 return
-            self._hold(_Held(value, key, m.type, m.commit_ts, *self._meta(i), self._batch_no, i,
+            self._hold(_Held(value, key, m.type, m.commit_ts, *self._batch.meta(i), self._batch.number, i,
                              m.claim_check_location))
             return
         self._control(m, i, i)
@@ -577,7 +599,7 @@ class SimpleDecoder:
             self._release(t.key)
 
     def _hold(self, h: _Held) -> None:
-        self._held_this_batch.append(self._held.append(h))
+        self._batch.held.append(self._held.append(h))
         while len(self._held) > self.hold_max_rows or self._held.bytes > self.hold_max_bytes:
             if self.on_hold_overflow == "raise":
                 oldest = self._held.oldest()
@@ -591,8 +613,8 @@ class SimpleDecoder:
 
     def _release(self, key) -> None:
         for h in self._held.take(key):
-            row_msg = self._virtual((h.partition, h.offset))
-            origin = h.index if h.batch == self._batch_no else None   # None: an earlier batch
+            row_msg = self._batch.virtual((h.partition, h.offset))
+            origin = h.index if h.batch == self._batch.number else None   # None: an earlier batch
             try:
                 if self.verify_checksum:
                     self._verify_checksums([(origin, h.value)])
@@ -619,4 +641,4 @@ class SimpleDecoder:
         self._rows.append_control({
             "_op": h.op, "_commit_ts": h.commit_ts, "_schema": h.key[0], "_table": h.key[1],
             "_schema_version": h.key[2], "_undecodable": True, "_raw": h.value,
-            "_msg": self._virtual((h.partition, h.offset))})
+            "_msg": self._batch.virtual((h.partition, h.offset))})

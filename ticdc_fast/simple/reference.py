@@ -174,9 +174,6 @@ class ReferenceRows:
         # the Cython core; a re-announcement with other columns changes nothing
         self.plans.setdefault(ts.key, ts)
 
-    def known(self, key) -> bool:
-        return key in self.plans
-
     # -- rows
     def run(self, values, start: int, msg_base: int = 0) -> int:
         """Decode DML messages values[start:] while their schema is known; return the index of

@@ -9,10 +9,14 @@ own consumer did, ticdc#4051), so nothing here drops a row because of a watermar
 * ``latest_state`` orders every change of a key by commit ts — replays and reordering cannot win
   over newer changes — and, given what is already applied, keeps only changes newer than it;
 * ``complete_up_to`` tells up to which commit ts the stream is complete: the minimum over
-  partitions of the highest RESOLVED ts (only then are all changes ≤ it present).
+  *all* the topic's partitions of the highest RESOLVED ts (only then are all changes ≤ it
+  present); ``CompletenessTracker`` keeps that per partition across micro-batches.
 """
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from functools import reduce
 
 _DATA_OPS = ("INSERT", "UPDATE", "UPSERT", "DELETE")
@@ -125,13 +129,151 @@ def _old_key_exprs(rows, keys):
     return None
 
 
-def complete_up_to(changelog):
-    """The commit ts up to which the stream is complete: the minimum over Kafka partitions of the
-    highest RESOLVED ts seen in each (``None`` if some partition has none yet)."""
+def complete_up_to(changelog, partitions):
+    """The commit ts up to which the stream is complete: the minimum over the topic's Kafka
+    partitions of the highest RESOLVED ts seen in each, ``None`` if some partition has none.
+
+    ``partitions``: the topic's partitions, a count ``N`` (partitions ``0..N-1``) or the ids. It is
+    required: a partition with no row in ``changelog`` (an idle partition, or one that had no
+    message in this micro-batch) must hold completeness back (``None``), where the minimum over the
+    partitions present would overstate it (the watermark mistake behind ticdc#4051), and a
+    DataFrame cannot tell which partitions it lacks. A row of a partition not in ``partitions`` is
+    a ``ValueError`` (the count is wrong).
+
+    In Structured Streaming one micro-batch rarely holds a RESOLVED of every partition: keep the
+    per-partition highest across batches with ``CompletenessTracker``."""
+    seen = resolved_per_partition(changelog)
+    wanted = _partition_ids(partitions, seen)
+    return _min_over(wanted, seen)
+
+
+def resolved_per_partition(changelog) -> dict:
+    """``{partition: highest RESOLVED commit ts, or None}`` of the partitions with rows in
+    ``changelog`` (one Spark job)."""
     from pyspark.sql import functions as F
     per_part = (changelog.groupBy("_partition")
                 .agg(F.max(F.when(F.col("_op") == "RESOLVED", F.col("_commit_ts"))).alias("r")))
-    rows = per_part.collect()
-    if not rows or any(r["r"] is None for r in rows):
+    return {r["_partition"]: r["r"] for r in per_part.collect()}
+
+
+def _partition_ids(partitions, seen) -> list:
+    if partitions is None:
+        raise TypeError("partitions= is required: the topic's partition count or ids (the partitions "
+                        "present in a DataFrame would overstate completeness)")
+    if isinstance(partitions, bool):
+        raise TypeError("partitions must be a count or partition ids, not a bool")
+    if isinstance(partitions, int):
+        if partitions <= 0:
+            raise ValueError(f"partitions must be a positive count, got {partitions}")
+        ids = list(range(partitions))
+    else:
+        ids = sorted({int(p) for p in partitions})
+        if not ids:
+            raise ValueError("partitions names no partition")
+    stray = sorted((p for p in seen if p not in set(ids)), key=lambda p: (p is None, p))
+    if stray:
+        raise ValueError(f"the changelog has rows of partitions {stray} that are not among the "
+                         f"topic's partitions {ids}")
+    return ids
+
+
+def _min_over(partitions, resolved: dict):
+    values = [resolved.get(p) for p in partitions]
+    if not values or any(v is None for v in values):
         return None
-    return reduce(min, (r["r"] for r in rows))
+    return min(values)
+
+
+class CompletenessTracker:
+    """The highest RESOLVED ts of every partition across the micro-batches of a streaming query,
+    and from them the commit ts up to which the stream is complete (``complete_up_to``).
+
+    A micro-batch holds some partitions' RESOLVED events only; the tracker keeps the highest
+    seen per partition, so an idle partition keeps its last value and holds completeness back
+    instead of being ignored. Merging is by maximum, so replaying a micro-batch (Spark re-runs
+    the last one after a failure) changes nothing.
+
+    ``path``: a JSON file (next to the sink) the state is saved to after every ``update`` and
+    loaded from at construction, so a restarted query does not start from nothing. Call
+    ``update`` in ``foreachBatch`` *after* the batch's rows are written (state never ahead of
+    the sink)::
+
+        tracker = CompletenessTracker(partitions=3, path="/lake/orders/_completeness.json")
+
+        def write(batch_df, batch_id):
+            ...                                   # idempotent write keyed by batch_id
+            upto = tracker.update(batch_df, batch_id)
+            # DDL with commit ts <= upto can be applied now
+
+    ``partitions``: the topic's partitions (a count or ids); given, it wins over the saved
+    file's (partitions added to the topic start with nothing seen)."""
+
+    def __init__(self, partitions=None, path=None) -> None:
+        self.path = os.fspath(path) if path is not None else None
+        self.resolved: dict[int, int] = {}
+        self.batch_id = None
+        saved_partitions = None
+        if self.path is not None and os.path.exists(self.path):
+            with open(self.path, "rb") as f:
+                state = json.loads(f.read())
+            self.resolved = {int(p): int(ts) for p, ts in state.get("resolved", {}).items()}
+            self.batch_id = state.get("batch_id")
+            saved_partitions = state.get("partitions")
+        if partitions is None:
+            partitions = saved_partitions
+        if partitions is None:
+            raise ValueError("CompletenessTracker needs the topic's partitions (a count or ids)")
+        self.partitions = _partition_ids(partitions, {})
+
+    @property
+    def complete_up_to(self):
+        """Minimum over all partitions of the highest RESOLVED ts seen; None while some
+        partition has none."""
+        return _min_over(self.partitions, self.resolved)
+
+    def observe(self, resolved: dict, batch_id=None):
+        """Merge ``{partition: highest RESOLVED ts or None}`` (one micro-batch's); returns
+        ``complete_up_to``. A partition outside ``partitions`` is a ``ValueError``."""
+        _partition_ids(self.partitions, resolved)
+        for p, ts in resolved.items():
+            if ts is not None and (p not in self.resolved or ts > self.resolved[p]):
+                self.resolved[int(p)] = int(ts)
+        if batch_id is not None:
+            self.batch_id = batch_id
+        return self.complete_up_to
+
+    def update(self, batch_df, batch_id=None):
+        """``observe`` a decoded micro-batch (one Spark job), save the state if there is a
+        ``path``; returns ``complete_up_to``."""
+        out = self.observe(resolved_per_partition(batch_df), batch_id)
+        if self.path is not None:
+            self.save()
+        return out
+
+    def save(self, path=None) -> None:
+        """Write the state as JSON, atomically (a crash leaves the old file or the new one)."""
+        path = os.fspath(path) if path is not None else self.path
+        if path is None:
+            raise ValueError("no path to save the completeness state to")
+        state = {"partitions": self.partitions, "batch_id": self.batch_id,
+                 "resolved": {str(p): ts for p, ts in sorted(self.resolved.items())},
+                 "complete_up_to": self.complete_up_to}
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".completeness-", dir=directory)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(state, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def __repr__(self) -> str:
+        return (f"CompletenessTracker(partitions={self.partitions}, resolved={self.resolved}, "
+                f"complete_up_to={self.complete_up_to})")

@@ -35,7 +35,10 @@ Options (strings, case-insensitive names, as Spark passes them):
     that were the latest when the query started.
 ``failOnDataLoss``
     ``"true"`` (default): a range whose records were deleted (offset out of range) fails the
-    task; ``"false"``: read from the earliest record still there.
+    task, and a partition that now ends before the query's offset (topic re-created, log lost)
+    fails the micro-batch; ``"false"``: read from the earliest record still there, and go on from
+    a partition's new end (records below it are not read). tests/test_spark_faults.py checks the
+    second case on the test broker; the first needs deleted records, which Tansu cannot make.
 ``includeHeaders``
     ``"true"`` adds ``headers array<struct<key:string, value:binary>>``.
 ``kafkaConsumer.pollTimeoutMs``
