@@ -35,8 +35,6 @@ existing mix and old results stop being comparable.  Add mixes rather than edit 
 """
 from __future__ import annotations
 
-import random
-import struct
 import time
 import zlib
 
@@ -57,218 +55,11 @@ QUALIFIED = f"{SCHEMA}.{TABLE}"
 RESOLVED_EVERY = 1_000
 START_MS = 1_714_521_600_000
 
-# ============================================================================ column kinds
-# kind -> (open/avro type code, extra TiCDC flags, simple-protocol (mysql_type, kwargs),
-#          avro (length, scale))
-_B, _N, _U = C.FLAG_BINARY, C.FLAG_NULLABLE, C.FLAG_UNSIGNED
-KINDS = {
-    "int":       (C.T_LONG, _B, ("int", {}), (-1, -1)),
-    "int_u":     (C.T_LONG, _B | _U, ("int", {"unsigned": True}), (-1, -1)),
-    "bigint":    (C.T_LONGLONG, _B, ("bigint", {}), (-1, -1)),
-    "bigint_u":  (C.T_LONGLONG, _B | _U, ("bigint", {"unsigned": True}), (-1, -1)),
-    "smallint":  (C.T_SHORT, _B, ("smallint", {}), (-1, -1)),
-    "tinyint":   (C.T_TINY, _B, ("tinyint", {}), (-1, -1)),
-    "double":    (C.T_DOUBLE, _B, ("double", {}), (-1, -1)),
-    "float":     (C.T_FLOAT, _B, ("float", {}), (-1, -1)),
-    "decimal":   (C.T_NEWDECIMAL, _B, ("decimal", {"length": 12, "decimal": 2}), (12, 2)),
-    "varchar16": (C.T_VARCHAR, 0, ("varchar", {"length": 16}), (-1, -1)),
-    "varchar64": (C.T_VARCHAR, 0, ("varchar", {"length": 64}), (-1, -1)),
-    "text":      (C.T_BLOB, 0, ("text", {}), (-1, -1)),
-    "datetime":  (C.T_DATETIME, _B, ("datetime", {"decimal": 6}), (-1, -1)),
-    "timestamp": (C.T_TIMESTAMP, _B, ("timestamp", {}), (-1, -1)),
-    "date":      (C.T_DATE, _B, ("date", {}), (-1, -1)),
-    "varbinary": (C.T_VARCHAR, _B, ("varbinary", {"length": 64}), (-1, -1)),
-    # what applications write: doubles from arithmetic, float32 values, text beyond ASCII
-    "double_full": (C.T_DOUBLE, _B, ("double", {}), (-1, -1)),
-    "float_full":  (C.T_FLOAT, _B, ("float", {}), (-1, -1)),
-    "varchar_intl": (C.T_VARCHAR, 0, ("varchar", {"length": 64}), (-1, -1)),
-    "timestamp3":  (C.T_TIMESTAMP, _B, ("timestamp", {"decimal": 3}), (-1, -1)),
-}
-_CYCLE = ("int", "int_u", "bigint", "bigint_u", "smallint", "tinyint", "double", "float",
-          "decimal", "varchar16", "varchar64", "text", "datetime", "timestamp", "date",
-          "varbinary")
-_CYCLE_WIDE = _CYCLE + ("double_full", "float_full", "varchar_intl", "timestamp3")
-# mixes whose rows go to several tables of the same columns, in one topic: row id % n picks one
-_TABLES = {"realistic5": (TABLE, TABLE + "2")}
-
-
-def mix_tables(mix: str) -> tuple[str, ...]:
-    """The table names a mix's stream writes to (all in ``SCHEMA``, all with its columns)."""
-    return _TABLES.get(mix, (TABLE,))
-
-
-def table_of(mix: str, row_id: int) -> str:
-    names = mix_tables(mix)
-    return names[row_id % len(names)]
-
-
-def mix_columns(mix: str) -> list[tuple[str, str]]:
-    """``[(column name, kind)]`` of a mix; the first column is the BIGINT NOT NULL PK ``id``."""
-    if mix == "mixed10":
-        kinds = ["int_u", "decimal", "double", "smallint", "varchar16", "text", "datetime",
-                 "timestamp", "varbinary"]
-    elif mix == "wide50":
-        kinds = [_CYCLE[i % len(_CYCLE)] for i in range(49)]
-    elif mix == "strings":
-        kinds = ["varchar16", "varchar16", "varchar64", "varchar64", "varchar64", "text", "text",
-                 "text", "varchar64"]
-    elif mix == "numeric":
-        kinds = ["int", "int_u", "bigint", "bigint_u", "smallint", "tinyint", "double", "float",
-                 "decimal"]
-    elif mix == "realistic5":
-        kinds = ["varchar_intl", "double_full", "timestamp3", "tinyint"]
-    elif mix == "wide100":
-        kinds = [_CYCLE_WIDE[i % len(_CYCLE_WIDE)] for i in range(99)]
-    else:
-        raise ValueError(f"unknown mix {mix!r}")
-    return [("id", "pk")] + [(f"c{i:02d}_{k}", k) for i, k in enumerate(kinds, 1)]
-
-
-# ============================================================================ values
-_WORDS = ("order", "shipped", "customer", "warehouse", "express", "gift", "invoice", "refund",
-          "parcel", "delivery", "address", "priority", "return", "payment", "coupon", "north")
-_ODD_TEXT = ('Customer said: "ASAP" <urgent> & fragile', "Line one\nLine two\ttabbed",
-             "請放在門口", "Geschenkverpackung bitte 🎁", "Entrega después de las 18:00")
-_SHORT = ("pending", "paid", "shipped", "delivered", "cancelled", "refunded")
-_INTL = ("北京市朝阳区", "東京都渋谷区", "서울특별시", "Zürich Straße", "São Paulo", "Łódź",
-         "🎁", "✅", "🚚", "订单已发货", "お届け予定", "Ελλάδα", "Москва", "café", "naïve")
-
-
-class _Values:
-    """Seeded value generators, one per kind (fast: ``rng.random`` only)."""
-
-    def __init__(self, seed: int):
-        rng = random.Random(seed)
-        self.rng = rng
-        self.rand = rng.random
-        self._sec: dict = {}
-
-    def randint(self, lo: int, hi: int) -> int:
-        return lo + int(self.rand() * (hi - lo + 1))
-
-    def words(self, lo: int, hi: int) -> str:
-        n = self.randint(lo, hi)
-        r = self.rand
-        s = " ".join([_WORDS[int(r() * len(_WORDS))] for _ in range(n)])
-        if r() < 0.05:
-            s += " " + _ODD_TEXT[int(r() * len(_ODD_TEXT))]
-        return s
-
-    def wall(self, ms: int) -> str:
-        s = ms // 1000
-        txt = self._sec.get(s)
-        if txt is None:
-            txt = self._sec[s] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s))
-        return txt
-
-    def value(self, kind: str, ms: int):
-        r = self.rand
-        ri = self.randint
-        if kind == "int":
-            return ri(-2_000_000_000, 2_000_000_000)
-        if kind == "int_u":
-            return ri(0, 4_294_967_295)
-        if kind == "bigint":
-            return ri(-(1 << 50), 1 << 50)
-        if kind == "bigint_u":
-            return ri(0, 1 << 40) if r() < 0.9 else ri(1 << 63, (1 << 64) - 1)
-        if kind == "smallint":
-            return ri(-32768, 32767)
-        if kind == "tinyint":
-            return ri(-128, 127)
-        if kind == "double":
-            return ri(0, 100_000_000) / 100
-        if kind == "float":
-            return ri(0, 40_000) / 4                     # exact in float32
-        if kind == "decimal":
-            cents = ri(-99_999_999, 99_999_999_99)
-            sign = "-" if cents < 0 else ""
-            cents = abs(cents)
-            return f"{sign}{cents // 100}.{cents % 100:02d}"
-        if kind == "varchar16":
-            return _SHORT[int(r() * len(_SHORT))]
-        if kind == "varchar64":
-            return self.words(1, 6)[:64]
-        if kind == "text":
-            return self.words(8, 40)
-        if kind == "datetime":
-            return f"{self.wall(ms)}.{ms % 1000:03d}{ri(0, 999):03d}"
-        if kind == "timestamp":
-            return self.wall(ms)
-        if kind == "date":
-            return f"20{ri(10, 29)}-{ri(1, 12):02d}-{ri(1, 28):02d}"
-        if kind == "varbinary":
-            return self.rng.getrandbits(8 * 24).to_bytes(24, "little")[:ri(0, 24)]
-        if kind == "double_full":                        # 16-17 significant digits
-            return r() * 10.0 ** ri(0, 6)
-        if kind == "float_full":                         # a float32 that is no short decimal
-            return struct.unpack("<f", struct.pack("<f", r() * 10.0 ** ri(0, 4)))[0]
-        if kind == "varchar_intl":
-            return " ".join([_INTL[int(r() * len(_INTL))] for _ in range(ri(1, 4))])
-        if kind == "timestamp3":
-            return f"{self.wall(ms)}.{ms % 1000:03d}"
-        raise ValueError(kind)
-
-
-def change_stream(mix: str, n_rows: int = ROWS, seed: int = SEED) -> list:
-    """Abstract changes: ``("row", op, ts, after tuple | None, before tuple | None)`` and
-    ``("resolved", ts)``; values in column order (``mix_columns``)."""
-    cols = mix_columns(mix)
-    kinds = [k for _, k in cols]
-    g = _Values(seed)
-    rand, randint = g.rand, g.randint
-    out: list = []
-    rows: dict = {}
-    live: list = []
-    pos: dict = {}
-    next_id = 1
-    emitted = since = 0
-    ms = START_MS
-    ts = ms << 18
-    while emitted < n_rows:
-        ms += randint(1, 40)
-        ts = (ms << 18) | randint(0, 7)
-        touched = set()
-        for _ in range(min(randint(1, 4), n_rows - emitted)):
-            r = rand()
-            rid = None
-            if r >= 0.7 and live:
-                rid = live[randint(0, len(live) - 1)]
-                if rid in touched:
-                    r = 0.0
-            if r < 0.7 or not live:
-                rid = next_id
-                next_id += 1
-                after = tuple([rid] + [None if rand() < 0.1 else g.value(k, ms) for k in kinds[1:]])
-                rows[rid] = after
-                pos[rid] = len(live)
-                live.append(rid)
-                out.append(("row", "INSERT", ts, after, None))
-            elif r < 0.9:
-                before = rows[rid]
-                after = list(before)
-                for _ in range(randint(1, 3)):
-                    i = randint(1, len(kinds) - 1)
-                    after[i] = g.value(kinds[i], ms)
-                after = rows[rid] = tuple(after)
-                out.append(("row", "UPDATE", ts, after, before))
-            else:
-                before = rows.pop(rid)
-                i = pos.pop(rid)
-                moved = live.pop()
-                if moved != rid:
-                    live[i] = moved
-                    pos[moved] = i
-                out.append(("row", "DELETE", ts, None, before))
-            touched.add(rid)
-            emitted += 1
-            since += 1
-        if since >= RESOLVED_EVERY:
-            out.append(("resolved", ts))
-            since = 0
-    if out[-1][0] != "resolved":
-        out.append(("resolved", ts))
-    return out
+# The column kinds, mixes and value generators live in ticdc_fast.testing.realistic (shared with
+# the public ``realistic_stream``); the names are kept here for the benchmarks.
+from ticdc_fast.testing.realistic import (KINDS, avro_columns, change_stream,  # noqa: E402,F401
+                                          mix_columns, mix_tables, table_of)
+from ticdc_fast.testing import realistic as _realistic  # noqa: E402
 
 
 def _split_small(changes: list) -> tuple[list, list]:
@@ -284,70 +75,15 @@ def _split_small(changes: list) -> tuple[list, list]:
 
 # ============================================================================ protocols
 def _open_events(mix: str, changes: list) -> list:
-    from ticdc_fast.testing import Col, Resolved, RowChange
-    specs = []
-    for name, kind in mix_columns(mix):
-        if kind == "pk":
-            specs.append((name, C.T_LONGLONG, C.FLAG_BINARY | C.FLAG_HANDLE_KEY | C.FLAG_PRIMARY_KEY))
-        else:
-            code, flags, _, _ = KINDS[kind]
-            specs.append((name, code, flags | C.FLAG_NULLABLE))
-
-    def image(vals):
-        return None if vals is None else [Col(n, t, v, f) for (n, t, f), v in zip(specs, vals)]
-
-    out = []
-    for ch in changes:
-        if ch[0] == "row":
-            _, _, ts, after, before = ch
-            rid = (after or before)[0]
-            out.append(RowChange(SCHEMA, table_of(mix, rid), ts, image(after), image(before),
-                                 row_id=rid))
-        else:
-            out.append(Resolved(ch[1]))
-    return out
-
-
-def avro_columns(mix: str) -> list:
-    from ticdc_fast.testing import AvroColumn
-    out = []
-    for i, (name, kind) in enumerate(mix_columns(mix), 1):
-        if kind == "pk":
-            out.append(AvroColumn(name, C.T_LONGLONG, C.FLAG_BINARY | C.FLAG_HANDLE_KEY
-                                  | C.FLAG_PRIMARY_KEY, column_id=i))
-        else:
-            code, flags, _, (length, scale) = KINDS[kind]
-            out.append(AvroColumn(name, code, flags | C.FLAG_NULLABLE, length=length, scale=scale,
-                                  column_id=i))
-    return out
+    return _realistic.open_events(mix, changes, SCHEMA)
 
 
 def simple_table(mix: str, table_name: str = TABLE):
-    from ticdc_fast.testing import SimpleColumn, SimpleTable
-    cols = []
-    for name, kind in mix_columns(mix):
-        if kind == "pk":
-            cols.append(SimpleColumn(name, "bigint", nullable=False))
-        else:
-            mysql_type, kw = KINDS[kind][2]
-            cols.append(SimpleColumn(name, mysql_type, **kw))
-    return SimpleTable(SCHEMA, table_name, 100 + mix_tables(mix).index(table_name), (START_MS - 60_000) << 18,
-                       cols)
+    return _realistic.simple_table(mix, table_name, SCHEMA, START_MS)
 
 
 def _simple_events(mix: str, tables: dict, changes: list) -> list:
-    from ticdc_fast.testing import SimpleDML, SimpleWatermark
-    names = [c.name for c in tables[TABLE].columns]
-    out = []
-    for ch in changes:
-        if ch[0] == "row":
-            _, op, ts, after, before = ch
-            out.append(SimpleDML(tables[table_of(mix, (after or before)[0])], op, ts,
-                                 data=None if after is None else dict(zip(names, after)),
-                                 old=None if before is None else dict(zip(names, before))))
-        else:
-            out.append(SimpleWatermark(ch[1]))
-    return out
+    return _realistic.simple_events(mix, tables, changes)
 
 
 def pack(items) -> dict:

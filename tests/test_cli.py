@@ -14,7 +14,8 @@ import pytest
 import ticdc_fast
 from ticdc_fast.capture import read_capture, write_capture
 from ticdc_fast.cli import main
-from ticdc_fast.testing import OpenEncoder, realistic_changefeed
+from ticdc_fast.testing import (AvroEncoder, LocalSchemaRegistry, OpenEncoder, SimpleEncoder,
+                                realistic_avro_changefeed, realistic_changefeed, simple_changefeed)
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +143,97 @@ def test_demo_and_cli_do_not_import_each_other():
                 if isinstance(node, ast.ImportFrom)}
     assert "cli" not in imported and "ticdc_fast.cli" not in imported
     assert "_console" in imported
+
+
+# ------------------------------------------------------------------------------------ --jobs
+@pytest.fixture(scope="module")
+def many_messages():
+    return OpenEncoder().encode(realistic_changefeed(2000, seed=6))     # 129 messages: 13 chunks of 10
+
+
+def _decode(tmp_path, name, cap, protocol, impl, *extra):
+    out = tmp_path / name
+    rc = main(["decode", "--protocol", protocol, "--input", str(cap), "-o", str(out),
+               "--batch-size", "10", "--implementation", impl, *extra])
+    return rc, out
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_decode_on_two_threads_writes_what_one_thread_writes(tmp_path, many_messages, impl, capfd, typed):
+    cap = _capture(tmp_path / "in.jsonl", many_messages)
+    table = ["--table", "shop.orders"] if typed else []
+    rc1, one = _decode(tmp_path, "one.parquet", cap, "open", impl, *table)
+    rc2, two = _decode(tmp_path, "two.parquet", cap, "open", impl, "--jobs", "2", *table)
+    assert rc1 == rc2 == 0
+    got, want = pq.read_table(two), pq.read_table(one)
+    assert got.num_rows == want.num_rows >= 2000
+    assert got.schema == want.schema
+    assert got.to_pylist() == want.to_pylist()                     # same rows, in input order
+    assert got.column("_offset").to_pylist() == sorted(got.column("_offset").to_pylist())
+    out = capfd.readouterr().out
+    assert "summed over 2 threads" in out
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "one.parquet", "two.parquet"]
+
+
+@pytest.mark.parametrize("policy", ["skip", "dead_letter"])
+def test_decode_on_two_threads_sums_the_error_counts(tmp_path, many_messages, impl, capfd, policy):
+    messages = many_messages
+    bad = (messages[0][0], b"\x00\x00\x00")
+    # a bad message in the first, a middle and the last chunk (10 messages each)
+    stream = messages[:5] + [bad] + messages[5:60] + [bad] + messages[60:] + [bad]
+    cap = _capture(tmp_path / "in.jsonl", stream)
+    rc1, one = _decode(tmp_path, "one.parquet", cap, "open", impl, "--on-error", policy)
+    out1 = capfd.readouterr().out
+    rc2, two = _decode(tmp_path, "two.parquet", cap, "open", impl, "--on-error", policy, "-j", "2")
+    out2 = capfd.readouterr().out
+    assert rc1 == rc2 == 0
+    assert pq.read_table(two).to_pylist() == pq.read_table(one).to_pylist()
+    counts = "3 skipped, 0 dead-lettered" if policy == "skip" else "0 skipped, 3 dead-lettered"
+    assert f"bad messages: {counts}" in out1
+    assert f"bad messages: {counts}" in out2
+
+
+def test_decode_on_two_threads_stops_at_the_first_bad_message_in_input_order(tmp_path, many_messages, impl, capfd):
+    messages = many_messages
+    bad = (messages[0][0], b"\x00\x00\x00")
+    # the second bad message is in the chunk after the first's, decoded at the same time
+    stream = messages[:74] + [bad] + messages[74:81] + [(b"not a key", messages[1][1])] + messages[81:]
+    cap = _capture(tmp_path / "in.jsonl", stream)
+    rc, out = _decode(tmp_path, "out.parquet", cap, "open", impl, "--jobs", "2")
+    assert rc == 1
+    err = capfd.readouterr().err
+    assert "no output written" in err and "offset 74," in err and "offset 82," not in err
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
+
+
+def test_decode_simple_protocol_says_it_runs_on_one_thread(tmp_path, impl, capfd):
+    simple = SimpleEncoder("json").encode(simple_changefeed(300, seed=3))
+    cap = _capture(tmp_path / "in.jsonl", simple)
+    rc1, one = _decode(tmp_path, "one.parquet", cap, "simple-json", impl)
+    rc2, two = _decode(tmp_path, "two.parquet", cap, "simple-json", impl, "--jobs", "2")
+    assert rc1 == rc2 == 0
+    got = pq.read_table(two)
+    assert got.num_rows > 300 and got.to_pylist() == pq.read_table(one).to_pylist()
+    captured = capfd.readouterr()
+    assert "--jobs 2 ignored: the simple protocol carries schemas" in captured.err
+    assert "summed over" not in captured.out
+
+
+def test_decode_avro_on_two_threads_writes_what_one_thread_writes(tmp_path, impl, capfd):
+    events, table_columns = realistic_avro_changefeed(300, seed=4)
+    with LocalSchemaRegistry() as reg:
+        avro = AvroEncoder(reg.url, table_columns=table_columns).encode(events)
+        cap = _capture(tmp_path / "in.jsonl", avro)
+        rc1, one = _decode(tmp_path, "one.parquet", cap, "avro", impl, "--registry", reg.url)
+        rc2, two = _decode(tmp_path, "two.parquet", cap, "avro", impl, "--registry", reg.url, "-j", "2")
+    assert rc1 == rc2 == 0
+    got = pq.read_table(two)
+    assert got.num_rows == 300
+    assert got.to_pylist() == pq.read_table(one).to_pylist()
+
+
+def test_decode_jobs_must_be_positive(tmp_path, messages):
+    cap = _capture(tmp_path / "in.jsonl", messages[:3])
+    with pytest.raises(SystemExit, match="--jobs must be at least 1"):
+        main(["decode", "--protocol", "open", "--input", str(cap), "-o", str(tmp_path / "o.parquet"),
+              "--jobs", "0"])
