@@ -126,18 +126,21 @@ def _planned_batches(ckpt):
 
 
 # ====================================================================================== driver
-def _driver(args, log):
+def _driver(args, log, source="ticdc_kafka"):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               TICDC_FAULT_SOURCE=source)
     # its own session: SIGKILL to the group takes the Python driver, the JVM and the workers
     return subprocess.Popen([sys.executable, str(DRIVER), *map(str, args)], cwd=str(ROOT), env=env,
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
 
 
-def test_driver_killed_mid_micro_batch_then_restarted(spark, kafka, tmp_path):
+@pytest.mark.parametrize("source", ["ticdc_kafka", "ticdc"])
+def test_driver_killed_mid_micro_batch_then_restarted(spark, kafka, tmp_path, source):
+    """ticdc_kafka + decode, and the decoding source format("ticdc")."""
     msgs = OpenEncoder(max_batch_size=1).encode(realistic_changefeed(700, seed=15))
-    topic = _topic("kill")
+    topic = _topic(f"kill-{source}")
     kafka.create_topic(topic, partitions=2)
     placed = kafka.produce(topic, [(k, v, i % 2) for i, (k, v) in enumerate(msgs)])
     out, ckpt, sentinels = tmp_path / "out", tmp_path / "ckpt", tmp_path / "sentinels"
@@ -148,7 +151,7 @@ def test_driver_killed_mid_micro_batch_then_restarted(spark, kafka, tmp_path):
     assert per_partition > slow_from + 60
 
     with open(tmp_path / "driver-1.log", "wb") as log:
-        proc = _driver([kafka.bootstrap_servers, topic, out, ckpt, sentinels, slow_from], log)
+        proc = _driver([kafka.bootstrap_servers, topic, out, ckpt, sentinels, slow_from], log, source)
         try:
             in_flight = _wait_for(lambda: proc.poll() is None and list(sentinels.glob("in-flight-*")),
                                   300, "a micro-batch in flight (driver log: driver-1.log)")
@@ -166,7 +169,7 @@ def test_driver_killed_mid_micro_batch_then_restarted(spark, kafka, tmp_path):
     assert 0 < partial < len(want)
 
     with open(tmp_path / "driver-2.log", "wb") as log:
-        proc = _driver([kafka.bootstrap_servers, topic, out, ckpt, sentinels], log)
+        proc = _driver([kafka.bootstrap_servers, topic, out, ckpt, sentinels], log, source)
         try:
             rc = proc.wait(420)
         finally:

@@ -3,9 +3,10 @@
     python driver.py BOOTSTRAP TOPIC OUT CHECKPOINT SENTINEL_DIR [SLOW_FROM_OFFSET]
 
 ticdc_kafka -> ticdc_fast.spark.decode("open") -> Parquet file sink with a checkpoint,
-``trigger(availableNow=True)``, ``maxOffsetsPerTrigger=120``. With SLOW_FROM_OFFSET, a task that
-meets a Kafka offset >= it writes ``SENTINEL_DIR/in-flight-<partition>-<offset>`` and then
-sleeps: the micro-batch stays in flight until the process is killed."""
+``trigger(availableNow=True)``, ``maxOffsetsPerTrigger=120``; with ``TICDC_FAULT_SOURCE=ticdc``
+the decoding source ``format("ticdc")`` instead. With SLOW_FROM_OFFSET, a task that meets a
+Kafka offset >= it writes ``SENTINEL_DIR/in-flight-<partition>-<offset>`` and then sleeps: the
+micro-batch stays in flight until the process is killed."""
 import os
 import sys
 import time
@@ -27,9 +28,15 @@ spark = (SparkSession.builder.master("local[1]").appName("ticdc_fast-fault-drive
 spark.sparkContext.setLogLevel("ERROR")
 tfs.register_kafka_source(spark)
 
-raw = (spark.readStream.format("ticdc_kafka").option("kafka.bootstrap.servers", bootstrap)
-       .option("subscribe", topic).option("startingOffsets", "earliest")
-       .option("maxOffsetsPerTrigger", "120").load())
+source = os.environ.get("TICDC_FAULT_SOURCE", "ticdc_kafka")
+reader = (spark.readStream.format(source).option("kafka.bootstrap.servers", bootstrap)
+          .option("subscribe", topic).option("startingOffsets", "earliest")
+          .option("maxOffsetsPerTrigger", "120"))
+if source == "ticdc":
+    reader = reader.option("protocol", "open")
+raw = reader.load()
+# where a task reads the Kafka position of its rows: the raw messages, or the decoded rows
+position = ("partition", "offset") if source == "ticdc_kafka" else ("_partition", "_offset")
 
 
 def _hold_until_orphaned(limit=900.0):
@@ -41,20 +48,21 @@ def _hold_until_orphaned(limit=900.0):
     os._exit(1)
 
 
-def hold_in_flight(batches, _slow_from=slow_from, _dir=sentinel_dir):
+def hold_in_flight(batches, _slow_from=slow_from, _dir=sentinel_dir, _position=position):
     for batch in batches:
-        offsets = batch.column("offset").to_pylist()
+        offsets = [o for o in batch.column(_position[1]).to_pylist() if o is not None]
         if _slow_from is not None and offsets and max(offsets) >= _slow_from:
-            part = batch.column("partition")[0].as_py()
+            part = batch.column(_position[0])[0].as_py()
             with open(os.path.join(_dir, f"in-flight-{part}-{max(offsets)}"), "w") as f:
                 f.write(str(os.getpid()))
             _hold_until_orphaned()
         yield batch
 
 
+decoded = tfs.decode(raw, "open") if source == "ticdc_kafka" else raw
 if slow_from is not None:
-    raw = raw.mapInArrow(hold_in_flight, raw.schema)
-q = (tfs.decode(raw, "open").writeStream.format("parquet").option("path", out)
+    decoded = decoded.mapInArrow(hold_in_flight, decoded.schema)
+q = (decoded.writeStream.format("parquet").option("path", out)
      .option("checkpointLocation", ckpt).trigger(availableNow=True).start())
 q.awaitTermination()
 if q.exception() is not None:
