@@ -236,3 +236,15 @@ def mutate(data: bytes, rnd, n: int, interesting, max_delete: int = 8) -> bytes:
         else:
             b = b[:pos]
     return bytes(b)
+
+
+def confluent_framed(schema_id: int, schema: dict, record: dict) -> bytes:
+    """An Avro record in the Confluent wire format (0x00, big-endian schema id, binary Avro),
+    written by fastavro: a hand-made Avro-protocol message for tests."""
+    import io
+    import struct
+
+    import fastavro
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, fastavro.parse_schema(schema), record)
+    return b"\x00" + struct.pack(">i", schema_id) + buf.getvalue()

@@ -3,16 +3,15 @@ writer schema version; exact conversions; tombstones carry the key columns; cont
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import struct
 from decimal import Decimal
 
-import fastavro
 import pyarrow as pa
 import pytest
 
 import ticdc_fast
+from conftest import confluent_framed
 from ticdc_fast import _constants as C
 from ticdc_fast.testing import AvroColumn, AvroEncoder
 from ticdc_fast.testing.open_encoder import DDL, Col, Resolved, RowChange, make_tso
@@ -344,20 +343,14 @@ BEFORE_VALUE = {"type": "record", "name": "t", "namespace": "default.db", "field
 BEFORE_KEY = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS[:1]}
 
 
-def _framed(sid, schema, rec):
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, fastavro.parse_schema(schema), rec)
-    return b"\x00" + struct.pack(">i", sid) + buf.getvalue()
-
-
 def test_include_before_value_delete_and_update(impl):
     schemas = {1: json.dumps(BEFORE_KEY), 2: json.dumps(BEFORE_VALUE)}
-    key = _framed(1, BEFORE_KEY, {"id": 5})
+    key = confluent_framed(1, BEFORE_KEY, {"id": 5})
     ext = {"_tidb_commit_physical_time": 0}
-    ins = _framed(2, BEFORE_VALUE, dict(id=5, v="new", _ticdc_before=None, _tidb_op="c", _tidb_commit_ts=_ts(0), **ext))
-    upd = _framed(2, BEFORE_VALUE, dict(id=5, v="newer", _ticdc_before={"id": 5, "v": "new"}, _tidb_op="u",
+    ins = confluent_framed(2, BEFORE_VALUE, dict(id=5, v="new", _ticdc_before=None, _tidb_op="c", _tidb_commit_ts=_ts(0), **ext))
+    upd = confluent_framed(2, BEFORE_VALUE, dict(id=5, v="newer", _ticdc_before={"id": 5, "v": "new"}, _tidb_op="u",
                                         _tidb_commit_ts=_ts(1), **ext))
-    dele = _framed(2, BEFORE_VALUE, dict(id=5, v="newer", _ticdc_before=None, _tidb_op="d", _tidb_commit_ts=_ts(2), **ext))
+    dele = confluent_framed(2, BEFORE_VALUE, dict(id=5, v="newer", _ticdc_before=None, _tidb_op="d", _tidb_commit_ts=_ts(2), **ext))
     keys, values = [key] * 3, [ins, upd, dele]
     g = ticdc_fast.AvroDecoder(schemas=schemas, implementation=impl).decode(keys, values).to_pylist()
     assert [(r["_op"], r["_commit_ts"]) for r in g] == [("INSERT", _ts(0)), ("UPDATE", _ts(1)), ("DELETE", _ts(2))]

@@ -6,16 +6,14 @@ implementations, several batches through one decoder."""
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
-import struct
 from decimal import Decimal
 
-import fastavro
 import pyarrow as pa
 import pytest
 
 import ticdc_fast
+from conftest import confluent_framed
 from ticdc_fast import _constants as C
 from ticdc_fast.testing import (AvroColumn, AvroEncoder, OpenEncoder, SimpleBootstrap, SimpleColumn, SimpleDML,
                                 SimpleEncoder, SimpleTable, SimpleWatermark, make_tso)
@@ -215,12 +213,6 @@ BEFORE_VALUE = {"type": "record", "name": "t", "namespace": "default.db", "field
 BEFORE_KEY = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS[:1]}
 
 
-def _framed(sid, schema, rec):
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, fastavro.parse_schema(schema), rec)
-    return b"\x00" + struct.pack(">i", sid) + buf.getvalue()
-
-
 def _avro_record(values):
     rec = {k: values[k] for k in ("id", "note", "raw")}
     rec["u"] = None if values["u"] is None else str(values["u"])
@@ -235,12 +227,12 @@ def test_avro_old_image(impl):
     ext = {"_tidb_commit_physical_time": 0}
 
     def value(values, op, ts, before=None):
-        return _framed(2, BEFORE_VALUE, dict(_avro_record(values), _ticdc_before=before and _avro_record(before),
+        return confluent_framed(2, BEFORE_VALUE, dict(_avro_record(values), _ticdc_before=before and _avro_record(before),
                                              _tidb_op=op, _tidb_commit_ts=ts, **ext))
-    msgs = [(_framed(1, BEFORE_KEY, {"id": 1}), value(OLD, "c", 10)),
-            (_framed(1, BEFORE_KEY, {"id": 2}), value(NEW, "u", 20, before=OLD)),
-            (_framed(1, BEFORE_KEY, {"id": 2}), value(NEW, "d", 30)),
-            (_framed(1, BEFORE_KEY, {"id": 1}), None),                       # tombstone
+    msgs = [(confluent_framed(1, BEFORE_KEY, {"id": 1}), value(OLD, "c", 10)),
+            (confluent_framed(1, BEFORE_KEY, {"id": 2}), value(NEW, "u", 20, before=OLD)),
+            (confluent_framed(1, BEFORE_KEY, {"id": 2}), value(NEW, "d", 30)),
+            (confluent_framed(1, BEFORE_KEY, {"id": 1}), None),                       # tombstone
             (None, b"\x02" + (40).to_bytes(8, "big"))]                       # checkpoint (test-only)
     keys, values = [k for k, _ in msgs], [v for _, v in msgs]
     dec = ticdc_fast.AvroDecoder(schemas=schemas, table="db.t", schema=TARGET, timezone=ZONE, old_image=True,

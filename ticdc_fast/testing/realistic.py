@@ -258,13 +258,7 @@ def open_events(mix: str, changes: list, schema: str = SCHEMA) -> list:
     """``change_stream`` output → open-protocol events (``RowChange``/``Resolved``; also what
     ``AvroEncoder`` takes)."""
     from ticdc_fast.testing import Col, Resolved, RowChange
-    specs = []
-    for name, kind in mix_columns(mix):
-        if kind == "pk":
-            specs.append((name, C.T_LONGLONG, C.FLAG_BINARY | C.FLAG_HANDLE_KEY | C.FLAG_PRIMARY_KEY))
-        else:
-            code, flags, _, _ = KINDS[kind]
-            specs.append((name, code, flags | C.FLAG_NULLABLE))
+    specs = _open_specs(mix)
 
     def image(vals):
         return None if vals is None else [Col(n, t, v, f) for (n, t, f), v in zip(specs, vals)]
