@@ -35,8 +35,8 @@ reader = (spark.readStream.format(source).option("kafka.bootstrap.servers", boot
 if source == "ticdc":
     reader = reader.option("protocol", "open")
 raw = reader.load()
-# where a task reads the Kafka position of its rows: the raw messages, or the decoded rows
-position = ("partition", "offset") if source == "ticdc_kafka" else ("_partition", "_offset")
+# the hold runs on the decoded rows (either source): their Kafka position columns
+position = ("_partition", "_offset")
 
 
 def _hold_until_orphaned(limit=900.0):
