@@ -248,3 +248,22 @@ def confluent_framed(schema_id: int, schema: dict, record: dict) -> bytes:
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, fastavro.parse_schema(schema), record)
     return b"\x00" + struct.pack(">i", schema_id) + buf.getvalue()
+
+
+def tidb_typed(avro_type: str, tidb_type: str) -> dict:
+    """An Avro field type annotated with its TiDB type, as TiCDC's Avro encoder writes it."""
+    return {"type": avro_type, "connect.parameters": {"tidb_type": tidb_type}}
+
+
+def include_before_value_schemas(fields: list) -> tuple[dict, dict]:
+    """(key schema, value schema) of table ``db.t`` as ticdc writes them with
+    ``avro-include-before-value=true``: the value carries ``_ticdc_before`` (the old row, same
+    fields) and the TiDB extension fields; the key is the first field."""
+    value = {"type": "record", "name": "t", "namespace": "default.db", "fields": fields + [
+        {"default": None, "name": "_ticdc_before",
+         "type": ["null", {"type": "record", "name": "t_before", "fields": fields}]},
+        {"default": "", "name": "_tidb_op", "type": "string"},
+        {"default": 0, "name": "_tidb_commit_ts", "type": "long"},
+        {"default": 0, "name": "_tidb_commit_physical_time", "type": "long"}]}
+    key = {"type": "record", "name": "t", "namespace": "default.db", "fields": fields[:1]}
+    return key, value

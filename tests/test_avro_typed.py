@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import ticdc_fast
-from conftest import confluent_framed
+from conftest import confluent_framed, include_before_value_schemas, tidb_typed
 from ticdc_fast import _constants as C
 from ticdc_fast.testing import AvroColumn, AvroEncoder
 from ticdc_fast.testing.open_encoder import DDL, Col, Resolved, RowChange, make_tso
@@ -328,19 +328,9 @@ def test_empty_and_skipped_batches_have_the_typed_schema(impl):
 
 
 # =========================================================================== TC include-before-value
-def _t(avro, tidb):
-    return {"type": avro, "connect.parameters": {"tidb_type": tidb}}
-
-
-_FIELDS = [{"name": "id", "type": _t("long", "BIGINT")},
-           {"default": None, "name": "v", "type": ["null", _t("string", "TEXT")]}]
-BEFORE_VALUE = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS + [
-    {"default": None, "name": "_ticdc_before",
-     "type": ["null", {"type": "record", "name": "t_before", "fields": _FIELDS}]},
-    {"default": "", "name": "_tidb_op", "type": "string"},
-    {"default": 0, "name": "_tidb_commit_ts", "type": "long"},
-    {"default": 0, "name": "_tidb_commit_physical_time", "type": "long"}]}
-BEFORE_KEY = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS[:1]}
+_FIELDS = [{"name": "id", "type": tidb_typed("long", "BIGINT")},
+           {"default": None, "name": "v", "type": ["null", tidb_typed("string", "TEXT")]}]
+BEFORE_KEY, BEFORE_VALUE = include_before_value_schemas(_FIELDS)
 
 
 def test_include_before_value_delete_and_update(impl):

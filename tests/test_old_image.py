@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import ticdc_fast
-from conftest import confluent_framed
+from conftest import confluent_framed, include_before_value_schemas, tidb_typed
 from ticdc_fast import _constants as C
 from ticdc_fast.testing import (AvroColumn, AvroEncoder, OpenEncoder, SimpleBootstrap, SimpleColumn, SimpleDML,
                                 SimpleEncoder, SimpleTable, SimpleWatermark, make_tso)
@@ -194,23 +194,13 @@ def test_simple_old_image_of_held_and_undecodable_rows(impl, encoding):
 
 
 # =========================================================================== Avro protocol
-def _t(avro, tidb):
-    return {"type": avro, "connect.parameters": {"tidb_type": tidb}}
-
-
-_FIELDS = [{"name": "id", "type": _t("long", "BIGINT")},
-           {"default": None, "name": "u", "type": ["null", _t("string", "BIGINT UNSIGNED")]},
-           {"default": None, "name": "amount", "type": ["null", _t("string", "DECIMAL")]},
-           {"default": None, "name": "at", "type": ["null", _t("string", "TIMESTAMP")]},
-           {"default": None, "name": "note", "type": ["null", _t("string", "VARCHAR")]},
-           {"default": None, "name": "raw", "type": ["null", _t("bytes", "VARBINARY")]}]
-BEFORE_VALUE = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS + [
-    {"default": None, "name": "_ticdc_before",
-     "type": ["null", {"type": "record", "name": "t_before", "fields": _FIELDS}]},
-    {"default": "", "name": "_tidb_op", "type": "string"},
-    {"default": 0, "name": "_tidb_commit_ts", "type": "long"},
-    {"default": 0, "name": "_tidb_commit_physical_time", "type": "long"}]}
-BEFORE_KEY = {"type": "record", "name": "t", "namespace": "default.db", "fields": _FIELDS[:1]}
+_FIELDS = [{"name": "id", "type": tidb_typed("long", "BIGINT")},
+           {"default": None, "name": "u", "type": ["null", tidb_typed("string", "BIGINT UNSIGNED")]},
+           {"default": None, "name": "amount", "type": ["null", tidb_typed("string", "DECIMAL")]},
+           {"default": None, "name": "at", "type": ["null", tidb_typed("string", "TIMESTAMP")]},
+           {"default": None, "name": "note", "type": ["null", tidb_typed("string", "VARCHAR")]},
+           {"default": None, "name": "raw", "type": ["null", tidb_typed("bytes", "VARBINARY")]}]
+BEFORE_KEY, BEFORE_VALUE = include_before_value_schemas(_FIELDS)
 
 
 def _avro_record(values):
