@@ -174,3 +174,26 @@ def infer_open_schema(keys: Sequence, values: Sequence, table: str, *,
         for name, (tc, fl, sc) in fields.items()
     ])
     return spark_schema(schema) if spark else schema
+
+
+def as_arrow_schema(schema) -> pa.Schema:
+    """A table schema as Spark users write it — a pyarrow ``Schema``, a
+    ``pyspark.sql.types.StructType`` or a DDL string (``"id BIGINT, name STRING"``, as
+    ``from_json`` takes) — as a pyarrow schema.  A DDL string needs an active SparkContext."""
+    if isinstance(schema, pa.Schema):
+        return schema
+    try:
+        from pyspark.sql.types import StructType, _parse_datatype_string
+    except ImportError:  # without pyspark only the pyarrow form can exist
+        StructType = None
+    if StructType is not None and isinstance(schema, str):
+        parsed = _parse_datatype_string(schema)
+        if not isinstance(parsed, StructType):
+            raise TypeError(f"the DDL string {schema!r} is not a list of columns (got {parsed.simpleString()})")
+        schema = parsed
+    if StructType is not None and isinstance(schema, StructType):
+        from pyspark.sql.pandas.types import to_arrow_schema
+        # TIMESTAMP is an instant: UTC, as the typed decoders write it
+        return to_arrow_schema(schema, timezone="UTC")
+    raise TypeError("schema must be a pyarrow.Schema, a pyspark.sql.types.StructType or a DDL string "
+                    f"such as 'id BIGINT, name STRING', not {type(schema).__name__}")

@@ -21,6 +21,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from . import _constants as C
 from .errors import DecodeError, UnavailableError
+from .tables import DEAD_LETTERS, TableBatches
 
 ON_ERROR = ("fail", "skip", "dead_letter")
 OP_ERROR = "ERROR"
@@ -61,6 +62,7 @@ class DecodeStats:
     skipped: int = 0                # bad messages left out (on_error="skip")
     dead_lettered: int = 0          # bad messages given as ERROR rows (on_error="dead_letter")
     invalid_utf8_replaced: int = 0  # text values whose invalid UTF-8 became U+FFFD
+    unlisted_rows: int = 0          # tables={...}, unlisted="skip": rows of tables not listed
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -134,6 +136,8 @@ class ErrorPolicy:
             out = decode_batch(keys, values, partitions, offsets)
             self.stats.messages += n
             self.stats.rows += out.num_rows
+            if isinstance(out, TableBatches) and self.on_error == "dead_letter":
+                out = self._assemble_tables([out], [])    # the same keys as any other batch
             return out
         pieces: list = []        # RecordBatches and BadMessages, in message order
         start = 0
@@ -182,7 +186,7 @@ class ErrorPolicy:
         return BadMessage(exc, _item(keys, i), _item(values, i), partition, offset)
 
     def _assemble(self, pieces, n, decode_batch, keys, values, partitions, offsets) -> pa.RecordBatch:
-        good = [p for p in pieces if isinstance(p, pa.RecordBatch)]
+        good = [p for p in pieces if not isinstance(p, BadMessage)]
         bad = [p for p in pieces if isinstance(p, BadMessage)]
         if not good:   # every message was bad: an empty batch gives the schema
             good = [decode_batch(_slice(keys, 0, 0), _slice(values, 0, 0),
@@ -193,6 +197,8 @@ class ErrorPolicy:
         stats.rows += sum(b.num_rows for b in good)
         for b in bad:
             log.warning("%s message: %s", "skipped" if self.on_error == "skip" else "dead-lettered", b.error)
+        if isinstance(good[0], TableBatches):
+            return self._assemble_tables(good, bad)
         if self.on_error == "skip":
             stats.skipped += len(bad)
             return good[0] if len(good) == 1 else _concat(good, good[0].schema)
@@ -200,6 +206,23 @@ class ErrorPolicy:
         schema = dead_letter_schema(good[0].schema)
         return _concat([_as_dead_letter_schema(p, schema) if isinstance(p, pa.RecordBatch)
                         else _dead_letter_row(p, schema) for p in pieces], schema)
+
+
+    def _assemble_tables(self, good: list, bad: list) -> TableBatches:
+        """Multi-table pieces: each table's batches joined; dead letters under their own key."""
+        out = TableBatches((key, _concat([g[key] for g in good], good[0][key].schema)) for key in good[0])
+        if self.on_error == "skip":
+            self.stats.skipped += len(bad)
+            return out
+        self.stats.dead_lettered += len(bad)
+        kafka = []
+        for b in good[0].values():
+            kafka = [f for f in b.schema if f.name in (C.COL_PARTITION, C.COL_OFFSET)]
+            break
+        schema = pa.schema([pa.field(C.COL_OP, pa.string(), nullable=False)] + DEAD_LETTER_FIELDS + kafka)
+        rows = [_dead_letter_row(b, schema) for b in bad]
+        out[DEAD_LETTERS] = _concat(rows, schema) if rows else pa.RecordBatch.from_pylist([], schema=schema)
+        return out
 
 
 def _concat(batches, schema) -> pa.RecordBatch:

@@ -13,7 +13,7 @@ from ..errors import DecodeError, UnavailableError
 from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
-from ..open.decoder import _split_table
+from ..tables import split_table
 from ..timezones import get_zone, local_table
 from .reference import ReferenceAvroRows
 from .registry import RegistryFailure, SchemaSource
@@ -87,7 +87,7 @@ class AvroDecoder:
         get_zone(timezone)
         self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
         targets = compile_targets(schema) if schema is not None else None
-        sn, tn = _split_table(table) if table is not None else (None, None)
+        sn, tn = split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)
         self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs,
                                  invalid_utf8, bool(old_image))

@@ -16,6 +16,7 @@ from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_ma
 from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
+from ..tables import split_table
 from ..timezones import get_zone, local_table
 from . import reference
 
@@ -52,15 +53,6 @@ class OpenConfig:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     invalid_utf8: str = "replace"
     old_image: bool = False
-
-
-def _split_table(table) -> tuple[str, str]:
-    if isinstance(table, tuple):
-        return table
-    schema, dot, name = str(table).partition(".")
-    if not dot or not schema or not name:
-        raise ValueError(f"table must be 'db.table', not {table!r}")
-    return schema, name
 
 
 class OpenDecoder:
@@ -126,7 +118,7 @@ class OpenDecoder:
         schema_name = table_name = None
         targets = None
         if schema is not None:
-            schema_name, table_name = _split_table(table)
+            schema_name, table_name = split_table(table)
             targets = compile_targets(schema)
         self.config = OpenConfig(check_compression(compression), timezone, bounds, offsets,
                                  targets, schema_name, table_name, bool(control_events),

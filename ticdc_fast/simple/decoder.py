@@ -25,7 +25,7 @@ from ..errors import DecodeError, UnavailableError
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
-from ..open.decoder import _split_table
+from ..tables import split_table
 from ..timezones import get_zone, local_table
 from ..values import ValueProblem
 from .hold import Held as _Held
@@ -167,7 +167,7 @@ class SimpleDecoder:
         self._schema_undo: list | None = None    # keys added during the current decode()
         self._held = HoldQueue()
         self._batch: _Batch | None = None      # set while a decode() stretch or flush() runs
-        self._table = _split_table(table) if table is not None else None
+        self._table = split_table(table) if table is not None else None
         self._user_schema = schema
         self._compression = check_compression(compression)
         self._max_message_bytes = check_max_message_bytes(max_message_bytes)

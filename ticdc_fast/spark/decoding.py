@@ -20,33 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _impl
-from ..arrow_types import spark_schema
+from ..arrow_types import as_arrow_schema, spark_schema  # noqa: F401  (as_arrow_schema: public here too)
 from .kafka_metadata import META_COLUMNS, KafkaMetadataJoin, meta_names
 
 PROTOCOLS = ("open", "simple-json", "simple-avro", "avro")
-
-
-def as_arrow_schema(schema) -> pa.Schema:
-    """A table schema as Spark users write it — a pyarrow ``Schema``, a
-    ``pyspark.sql.types.StructType`` or a DDL string (``"id BIGINT, name STRING"``, as
-    ``from_json`` takes) — as a pyarrow schema.  A DDL string needs an active SparkContext."""
-    if isinstance(schema, pa.Schema):
-        return schema
-    try:
-        from pyspark.sql.types import StructType, _parse_datatype_string
-    except ImportError:  # without pyspark only the pyarrow form can exist
-        StructType = None
-    if StructType is not None and isinstance(schema, str):
-        parsed = _parse_datatype_string(schema)
-        if not isinstance(parsed, StructType):
-            raise TypeError(f"the DDL string {schema!r} is not a list of columns (got {parsed.simpleString()})")
-        schema = parsed
-    if StructType is not None and isinstance(schema, StructType):
-        from pyspark.sql.pandas.types import to_arrow_schema
-        # TIMESTAMP is an instant: UTC, as the typed decoders write it
-        return to_arrow_schema(schema, timezone="UTC")
-    raise TypeError("schema must be a pyarrow.Schema, a pyspark.sql.types.StructType or a DDL string "
-                    f"such as 'id BIGINT, name STRING', not {type(schema).__name__}")
 
 
 def make_decoder(protocol: str, table=None, schema=None, **options):
