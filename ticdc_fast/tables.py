@@ -78,3 +78,73 @@ class TableBatches(dict):
     def __repr__(self) -> str:
         inner = ", ".join(f"{k!r}: {b.num_rows} rows" for k, b in self.items())
         return f"TableBatches({{{inner}}})"
+
+
+# ------------------------------------------------------------------ one batch for Spark
+_HEAD = ("_op", "_commit_ts")
+_KAFKA = ("_partition", "_offset")
+COL_TABLE_KEY = "_table"
+_DEAD = ("_error", "_raw_key", "_raw_value")
+
+
+def stacked_schema(schemas: dict) -> pa.Schema:
+    """The one-batch layout of a multi-table result (what ``ticdc_fast.spark.decode`` gives with
+    ``tables=``): ``_op``, ``_commit_ts``, ``_table`` (the key of the struct holding the row),
+    one nullable struct column per key of ``schemas`` (``"db.table"`` or ``OTHER_TABLES``:
+    that table's columns but the head and Kafka ones), then the dead-letter columns when
+    ``schemas`` has ``DEAD_LETTERS``, then ``_partition``/``_offset`` when the tables have them.
+    ``schemas``: ``{key: pyarrow.Schema}`` as ``output_schemas()`` gives them."""
+    tables = {k: s for k, s in schemas.items() if k != DEAD_LETTERS}
+    first = next(iter(tables.values()))
+    dead = DEAD_LETTERS in schemas
+    head = [first.field(n) for n in _HEAD]
+    if dead:
+        head = [head[0], head[1].with_nullable(True)]
+    fields = head + [pa.field(COL_TABLE_KEY, pa.string())]
+    for key, s in tables.items():
+        body = [f for f in s if f.name not in _HEAD and f.name not in _KAFKA]
+        fields.append(pa.field(key, pa.struct(body)))
+    if dead:
+        fields += [schemas[DEAD_LETTERS].field(n) for n in _DEAD]
+    fields += [first.field(n) for n in _KAFKA if first.get_field_index(n) >= 0]
+    return pa.schema(fields)
+
+
+def stack_batches(batches: TableBatches, schema: pa.Schema) -> pa.RecordBatch:
+    """``batches`` as one batch of ``stacked_schema``: the tables' rows one table after the
+    other (each table's rows in message order), each row's own table in its struct column and
+    the other struct columns null."""
+    keys = [k for k in batches if k != DEAD_LETTERS]
+    dead = batches.get(DEAD_LETTERS)
+    blocks = [(k, batches[k]) for k in keys] + ([(DEAD_LETTERS, dead)] if dead is not None else [])
+    total = sum(b.num_rows for _, b in blocks)
+    cols = []
+    for f in schema:
+        if f.name == COL_TABLE_KEY:
+            cols.append(pa.concat_arrays([pa.repeat(pa.scalar(k if k != DEAD_LETTERS else None, pa.string()),
+                                                    b.num_rows) for k, b in blocks])
+                        if blocks else pa.nulls(0, pa.string()))
+        elif pa.types.is_struct(f.type) and f.name in batches:
+            cols.append(_struct_block(batches, blocks, f))
+        else:
+            parts = [b.column(f.name) if b.schema.get_field_index(f.name) >= 0 else pa.nulls(b.num_rows, f.type)
+                     for _, b in blocks]
+            cols.append(pa.concat_arrays([p.cast(f.type) if p.type != f.type else p for p in parts])
+                        if parts else pa.nulls(0, f.type))
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _struct_block(batches: TableBatches, blocks, f: pa.Field) -> pa.Array:
+    before = after = 0
+    mine = None
+    for k, b in blocks:
+        if k == f.name:
+            mine = b
+        elif mine is None:
+            before += b.num_rows
+        else:
+            after += b.num_rows
+    children = [mine.column(c.name) for c in f.type]
+    own = pa.StructArray.from_arrays(children, fields=list(f.type))
+    parts = [p for p in (pa.nulls(before, f.type), own, pa.nulls(after, f.type)) if len(p)]
+    return pa.concat_arrays(parts) if parts else pa.nulls(0, f.type)

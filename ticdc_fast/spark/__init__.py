@@ -5,7 +5,7 @@ Importing this module does not import pyspark; the functions do when called."""
 from .changelog import (CompletenessTracker, complete_up_to, drop_duplicates, latest_state,
                         resolved_per_partition)
 from .decoding import (PROTOCOLS, as_arrow_schema, decode, decode_stats, output_arrow_schema,
-                       split_dead_letters, worker_implementations)
+                       split_dead_letters, split_tables, worker_implementations)
 from .schemas import avro_table_schema, open_table_schema, simple_table_schema, spark_ddl
 
 
@@ -27,7 +27,7 @@ register_ticdc_source = register_kafka_source
 
 
 __all__ = ["CompletenessTracker", "PROTOCOLS", "as_arrow_schema", "avro_table_schema", "complete_up_to", "decode", "decode_stats",
-           "drop_duplicates", "split_dead_letters",
+           "drop_duplicates", "split_dead_letters", "split_tables",
            "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source", "register_ticdc_source",
            "resolved_per_partition",
            "simple_table_schema", "spark_ddl", "worker_implementations"]

@@ -24,6 +24,11 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
     typed output of one table (both or neither): ``db.tbl`` and the table's schema as a DDL
     string of flat columns (``"id BIGINT NOT NULL, price DECIMAL(10,2)"``) or the JSON of a
     ``StructType`` (``struct.json()``).
+``tables`` and ``unlisted``
+    many tables in one pass, as ``decode(tables=...)``: a JSON object ``{"db.t1": "id BIGINT,
+    ...", "db.t2": ...}`` (each schema a DDL string, a StructType JSON object, or null for a
+    simple-protocol table whose schema the stream carries); ``unlisted``: ``skip`` (default) or
+    ``generic``.  The output is the stacked layout; ``split_tables`` splits it.
 ``on_error``
     ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
 ``timezone``, ``compression``, ``registry``, ``oldImage``, ``implementation``
@@ -50,6 +55,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
+from ..tables import check_tables
 from .decoding import (PROTOCOLS, DecodeSpec, _with_meta_fields, decode_partition,
                        output_arrow_schema, to_spark_struct)
 from .kafka_source import (HEADERS_TYPE, KAFKA_SCHEMA, KAFKA_SCHEMA_WITH_HEADERS, KafkaBatchReader,
@@ -124,6 +130,26 @@ def parse_table_schema(text: str) -> StructType:
     return StructType.fromJson({"type": "struct", "fields": fields})
 
 
+def _parse_tables(text: str) -> dict:
+    """The ``tables`` option: a JSON object ``{"db.table": schema}``, each schema a DDL string,
+    the JSON object of a ``StructType``, or null (simple protocol: the schema the stream carries)."""
+    try:
+        given = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"ticdc: option 'tables' is not a JSON object: {exc}") from None
+    if not isinstance(given, dict) or not given:
+        raise ValueError('ticdc: option \'tables\' must be a JSON object {"db.table": "id BIGINT, ..."}')
+    out = {}
+    for name, sch in given.items():
+        if isinstance(sch, dict):
+            sch = json.dumps(sch)
+        elif sch is not None and not isinstance(sch, str):
+            raise ValueError(f"ticdc: option 'tables': the schema of {name!r} must be a DDL string, "
+                             "a StructType JSON object or null")
+        out[name] = None if sch is None else parse_table_schema(sch)
+    return out
+
+
 # ================================================================================ options
 class _DecodeOptions:
     """The decoding options of a ``ticdc`` source, parsed on the driver side of planning."""
@@ -138,15 +164,20 @@ class _DecodeOptions:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"ticdc: option 'protocol' must be one of {', '.join(PROTOCOLS)}, "
                              f"got {self.protocol!r}")
-        if "tables" in opts:
-            raise ValueError("ticdc: option 'tables' is not supported; give one 'table'")
         self.table = opts.get("table")
         text = opts.get("schema")
-        if (self.table is None) != (text is None):
-            raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
-        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None else None
+        self.tables = None
         dec: dict = {"on_error": check_on_error(opts.get("on_error", "fail")),
                      "implementation": _impl.resolve(opts.get("implementation"))}
+        if "tables" in opts:
+            if self.table is not None or text is not None:
+                raise ValueError("ticdc: give either option 'tables' or 'table' and 'schema', not both")
+            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"),
+                                       schema_optional=self.protocol.startswith("simple"))
+            dec["unlisted"] = opts.get("unlisted", "skip")
+        elif (self.table is None) != (text is None):
+            raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
+        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None else None
         for name in ("timezone", "compression"):
             if name in opts:
                 dec[name] = opts[name]
@@ -173,7 +204,7 @@ class _DecodeOptions:
         return types
 
     def output_schema(self) -> pa.Schema:
-        return _with_meta_fields(output_arrow_schema(self.protocol, self.table, self.schema,
+        return _with_meta_fields(output_arrow_schema(self.protocol, self.table, self.schema, self.tables,
                                                      **self.decoder_options), self.meta_types())
 
     def spec(self, spark_schema: StructType) -> DecodeSpec:
@@ -181,7 +212,7 @@ class _DecodeOptions:
         # exactly the Arrow schema pyspark checks each yielded batch against
         target = to_arrow_schema(spark_schema, timezone="UTC")
         return DecodeSpec(self.protocol, self.table, self.schema, self.decoder_options, target,
-                          self.meta_types(), claim_check_base=self.claim_check_base)
+                          self.meta_types(), claim_check_base=self.claim_check_base, tables=self.tables)
 
 
 # ================================================================================ readers
