@@ -17,7 +17,7 @@ from .. import values as V
 from .._avro_binary import AvroError, Reader
 from ..arrow_types import old_image_column
 from ..errors import DecodeError
-from ..open.reference import convert_typed, render_text
+from ..convert import convert_typed, render_text
 from ..values import to_float32
 from .schema import (AV_BOOLEAN, AV_BYTES, AV_DOUBLE, AV_ENUM, AV_FIXED, AV_FLOAT, AV_INT, AV_LONG,
                      AV_NULL, AV_RECORD, AV_STRING, EXTENSIONS)
@@ -55,7 +55,7 @@ def read_value(r: Reader, field, b):
         return None
     if kind == AV_STRING:
         # invalid UTF-8 is kept as surrogate escapes: the invalid_utf8 policy applies where the
-        # text is rendered (open reference render_text / convert_typed)
+        # text is rendered (ticdc_fast.convert: render_text / convert_typed)
         return r.raw().decode("utf-8", "surrogateescape")
     if kind == AV_ENUM:
         return b.symbols[r.enum(len(b.symbols))]

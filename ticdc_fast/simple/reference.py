@@ -16,7 +16,7 @@ from .. import _constants as C
 from .. import values as V
 from ..arrow_types import old_image_column
 from ..errors import DecodeError
-from ..open.reference import convert_typed
+from ..convert import convert_typed
 from ..timezones import wall_to_utc_us
 from .messages import parse_message
 

@@ -1,7 +1,7 @@
 """Simple-protocol table schemas (TableSchema from BOOTSTRAP and DDL messages).
 
 Each column's ``mysqlType`` maps onto the open protocol's type code and flags, so both
-protocols share one set of value rules (``ticdc_fast.values`` and the open reference twin).
+protocols share one set of value rules (``ticdc_fast.values`` and ``ticdc_fast.convert``).
 """
 from __future__ import annotations
 
