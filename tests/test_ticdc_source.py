@@ -246,8 +246,10 @@ def test_ticdc_source_options_validation(spark, kafka):
         _ticdc(spark, kafka, "x", protocol="nope").schema
     with pytest.raises(Exception, match="both options 'table' and 'schema'"):
         _ticdc(spark, kafka, "x", protocol="open", table="a.b").schema
-    with pytest.raises(Exception, match="'tables' is not supported"):
+    with pytest.raises(Exception, match="option 'tables' is not a JSON object"):
         _ticdc(spark, kafka, "x", protocol="open", tables="a.b,c.d").schema
+    with pytest.raises(Exception, match="either option 'tables' or 'table' and 'schema'"):
+        _ticdc(spark, kafka, "x", protocol="open", table="a.b", schema="id BIGINT", tables='{"a.b": "id BIGINT"}').schema
 
 
 def test_headers_pass_through(impl, open_messages):
