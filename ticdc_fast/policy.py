@@ -93,6 +93,12 @@ def dead_letter_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema(body + DEAD_LETTER_FIELDS + kafka, metadata=schema.metadata)
 
 
+def dead_letters_table_schema(kafka_fields: list) -> pa.Schema:
+    """The ``DEAD_LETTERS`` batch of a multi-table decode: ``_op``, the dead-letter columns,
+    then the Kafka columns asked for."""
+    return pa.schema([pa.field(C.COL_OP, pa.string(), nullable=False)] + DEAD_LETTER_FIELDS + list(kafka_fields))
+
+
 def _item(seq, i):
     if seq is None:
         return None
@@ -129,6 +135,16 @@ class ErrorPolicy:
 
     def output_schema(self, schema: pa.Schema) -> pa.Schema:
         return dead_letter_schema(schema) if self.on_error == "dead_letter" else schema
+
+    def output_schemas(self, schemas: dict) -> dict:
+        """A multi-table decode's ``{key: schema}`` (each as decoded), with ``DEAD_LETTERS``
+        added under ``dead_letter``."""
+        out = dict(schemas)
+        if self.on_error == "dead_letter":
+            first = next(iter(schemas.values()))
+            out[DEAD_LETTERS] = dead_letters_table_schema(
+                [f for f in first if f.name in (C.COL_PARTITION, C.COL_OFFSET)])
+        return out
 
     def run(self, decode_batch, keys, values, partitions, offsets) -> pa.RecordBatch:
         n = len(values)
@@ -219,7 +235,7 @@ class ErrorPolicy:
         for b in good[0].values():
             kafka = [f for f in b.schema if f.name in (C.COL_PARTITION, C.COL_OFFSET)]
             break
-        schema = pa.schema([pa.field(C.COL_OP, pa.string(), nullable=False)] + DEAD_LETTER_FIELDS + kafka)
+        schema = dead_letters_table_schema(kafka)
         rows = [_dead_letter_row(b, schema) for b in bad]
         out[DEAD_LETTERS] = _concat(rows, schema) if rows else pa.RecordBatch.from_pylist([], schema=schema)
         return out

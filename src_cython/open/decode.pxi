@@ -140,6 +140,17 @@ cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return h
 
 
+cdef inline uint64_t _table_hash(const uint8_t* schema, Py_ssize_t sn, const uint8_t* table,
+                                  Py_ssize_t tn) noexcept nogil:
+    """FNV-1a over schema, a 0xff byte (never in UTF-8, so the split is unambiguous) and table."""
+    cdef uint64_t h = fnv1a(schema, sn)
+    cdef Py_ssize_t i
+    h = (h ^ 0xff) * 1099511628211ULL
+    for i in range(tn):
+        h = (h ^ table[i]) * 1099511628211ULL
+    return h
+
+
 cdef int map_init(MapCol* m, Py_ssize_t rows, Py_ssize_t hint) noexcept nogil:
     if buf_reserve_fresh(&m.offsets, (rows + 1) * 4) < 0:
         return -1
@@ -276,6 +287,18 @@ cdef class OpenPlan:
     cdef Buf utf8_fix               # the invalid text while its repaired form is written
     # text values that needed a U+FFFD, over the plan's life (front ends count per decode call)
     cdef readonly long long invalid_utf8_replaced
+    # tables={...} (set_routes): this plan walks the framing and parses each event key once, then
+    # hands the value to the typed plan of the event's table, which parses it and writes its own
+    # columns.  The sub-plans are ordinary typed plans held by this one (composition): each keeps
+    # its own column-name memo, so interleaved tables do not evict one another's.
+    cdef list routes                # the sub-plans, in the order the tables were listed
+    cdef void** route_ptr           # the same objects, for calls without the GIL
+    cdef int nroutes
+    cdef uint64_t* route_hash       # per sub-plan: _table_hash of its (schema, table)
+    cdef int* route_slot            # open addressing: slot -> sub-plan index or -1
+    cdef int route_cap
+    cdef int keep_unlisted          # unlisted="generic": this plan writes their rows, generic layout
+    cdef long long unlisted_skipped # unlisted="skip": rows left out during the current call
 
     cdef int _claim(self) except -1:
         # checked and set with the GIL held, so two threads cannot both pass
@@ -374,6 +397,9 @@ cdef class OpenPlan:
         free(self.tz_offsets)
         free(self.dd_gen)
         free(self.dd_idx)
+        free(self.route_ptr)
+        free(self.route_hash)
+        free(self.route_slot)
         buf_free(&self.target_names)
         buf_free(&self.names)
         buf_free(&self.tmp)
@@ -451,28 +477,112 @@ cdef class OpenPlan:
         finally:
             self.busy = 0
 
+    def set_routes(self, plans, bint keep_unlisted):
+        """Make this (generic) plan the router of a multi-table decode: ``plans`` are the typed
+        plans of the listed tables; events of other tables get this plan's generic rows
+        (``keep_unlisted``) or are checked and counted."""
+        cdef int k, j
+        cdef Py_ssize_t s
+        cdef OpenPlan sub
+        if self.typed or self.nroutes:
+            raise ValueError("only a generic plan without routes can route events")
+        plans = list(plans)
+        if not plans:
+            raise ValueError("set_routes needs at least one typed plan")
+        for sub in plans:
+            if not sub.typed or sub.nroutes:
+                raise ValueError("a route must be a typed plan")
+        self.route_cap = 16
+        while self.route_cap < 2 * len(plans):
+            self.route_cap *= 2
+        self.route_ptr = <void**>calloc(len(plans), sizeof(void*))
+        self.route_hash = <uint64_t*>calloc(len(plans), sizeof(uint64_t))
+        self.route_slot = <int*>malloc(self.route_cap * sizeof(int))
+        if not (self.route_ptr and self.route_hash and self.route_slot):
+            no_memory("the table routes")
+        for s in range(self.route_cap):
+            self.route_slot[s] = -1
+        for k, sub in enumerate(plans):
+            self.route_ptr[k] = <void*>sub
+            self.route_hash[k] = _table_hash(<const uint8_t*>sub.schema_name_c, sub.schema_name_n,
+                                             <const uint8_t*>sub.table_name_c, sub.table_name_n)
+            s = <Py_ssize_t>(self.route_hash[k] & <uint64_t>(self.route_cap - 1))
+            while self.route_slot[s] >= 0:
+                j = self.route_slot[s]
+                if self._route_is(j, <const uint8_t*>sub.schema_name_c, sub.schema_name_n,
+                                  <const uint8_t*>sub.table_name_c, sub.table_name_n):
+                    raise ValueError("a table is routed twice")
+                s = (s + 1) & (self.route_cap - 1)
+            self.route_slot[s] = k
+        self.routes = plans
+        self.nroutes = len(plans)
+        self.keep_unlisted = keep_unlisted
+
+    def decode_tables(self, kbuf, koff, vbuf, voff):
+        """A routing plan's decode: ``([(columns, message index per row)] per routed table,
+        (columns, message index) of the unlisted tables' generic rows or None, unlisted rows
+        skipped)``."""
+        if not self.nroutes:
+            raise ValueError("decode_tables needs set_routes first")
+        self._claim()
+        try:
+            self._walk(kbuf, koff, vbuf, voff)
+            tables = [(<OpenPlan>sub)._finish() for sub in self.routes]
+            other = self._finish() if self.keep_unlisted else None
+            self._free_outputs()
+            return tables, other, self.unlisted_skipped
+        finally:
+            self.busy = 0
+
     cdef object _decode_body(self, kbuf, koff, vbuf, voff):
+        if self.nroutes:
+            raise ValueError("a routing plan decodes with decode_tables")
+        self._walk(kbuf, koff, vbuf, voff)
+        return self._finish()
+
+    cdef int _walk(self, kbuf, koff, vbuf, voff) except -1:
+        """Decode the batch into the output builders (this plan's, and its routes' if any)."""
         cdef const uint8_t[::1] kb = memoryview(kbuf).cast("B") if len(kbuf) else b"\0"
         cdef const uint8_t[::1] vb = memoryview(vbuf).cast("B") if len(vbuf) else b"\0"
         cdef const int64_t[::1] ko = memoryview(koff.buffers()[1]).cast("q")[koff.offset:koff.offset + len(koff)]
         cdef const int64_t[::1] vo = memoryview(voff.buffers()[1]).cast("q")[voff.offset:voff.offset + len(voff)]
         cdef Py_ssize_t n = len(koff) - 1
+        cdef Py_ssize_t rows, hint
         cdef Err err
-        cdef int rc
+        cdef int rc, k
+        cdef OpenPlan sub
         if len(voff) - 1 != n:
             raise DecodeError(f"{n} keys but {len(voff) - 1} values")
         memset(&err, 0, sizeof(Err))
         self._free_outputs()
         # every event key is at least ~48 bytes with its length word: a row estimate that does
         # not undershoot batched messages (reserved but untouched pages cost nothing)
-        rc = self._init_outputs(n * 2 + 16 + (ko[n] - ko[0]) // 48, vo[n] - vo[0] + 64)   # GIL held: pool
+        rows = n * 2 + 16 + (ko[n] - ko[0]) // 48
+        hint = vo[n] - vo[0] + 64
+        self.unlisted_skipped = 0
+        if self.nroutes and not self.keep_unlisted:
+            rc = self._init_outputs(0, 0)         # a router that writes no row of its own
+        else:
+            rc = self._init_outputs(rows, hint)   # GIL held: pool
+        for k in range(self.nroutes):
+            sub = <OpenPlan>self.route_ptr[k]
+            sub._free_outputs()
+            if rc == 0:
+                rc = sub._init_outputs(rows, hint)
         if rc == 0:
             with nogil:
                 rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
+        for k in range(self.nroutes):
+            # the front end reads one counter, the router's
+            sub = <OpenPlan>self.route_ptr[k]
+            self.invalid_utf8_replaced += sub.invalid_utf8_replaced
+            sub.invalid_utf8_replaced = 0
         if rc != 0:
             self._free_outputs()
+            for k in range(self.nroutes):
+                (<OpenPlan>self.route_ptr[k])._free_outputs()
             raise_decode_error(&err, "open-protocol", None)
-        return self._finish()
+        return 0
 
     cdef object _finish(self):
         cdef int j, w
@@ -578,16 +688,97 @@ cdef class OpenPlan:
     # ------------------------------------------------------------------ one event
     cdef int _event(self, Cur* kd, Cur* vd, Py_ssize_t msg, Err* err) noexcept nogil:
         cdef KeyInfo key
+        cdef int k, rc
+        err.part = PART_KEY
+        if self._parse_key(kd, &key, err) < 0:
+            return -1
+        err.part = PART_VALUE
+        if not self.nroutes:
+            return self._event_value(&key, vd, msg, err, 0)
+        if key.t == MSG_RESOLVED:
+            # every listed table's batch has it, as its single-table decode does
+            for k in range(self.nroutes):
+                rc = (<OpenPlan>self.route_ptr[k])._event_value(&key, vd, msg, err, 1)
+                if rc < 0:
+                    return rc
+            return 0
+        k = self._route_of(&key)
+        if k >= 0:
+            return (<OpenPlan>self.route_ptr[k])._event_value(&key, vd, msg, err, 1)
+        if k == -2:
+            return -2
+        if self.keep_unlisted:
+            return self._event_value(&key, vd, msg, err, 0)
+        return self._skip_value(&key, vd, err)
+
+    cdef int _skip_value(self, const KeyInfo* key, Cur* vd, Err* err) noexcept nogil:
+        """unlisted="skip": an event of a table not listed is still read and checked, as a
+        single-table typed decode reads other tables' events (so a message fails alike), but
+        nothing is written; it counts as the one row it would have been."""
+        cdef Span q
+        cdef int64_t qt = 0
+        cdef int has_qt = 0, op
+        q.kind = J_ABSENT
+        if key.t == MSG_DDL:
+            if self._parse_ddl(vd, &q, &qt, &has_qt, err) < 0:
+                return -1
+        elif self._parse_row(vd, &op, err) < 0:
+            return -1
+        self.unlisted_skipped += 1
+        return 0
+
+    cdef int _route_of(self, const KeyInfo* key) noexcept nogil:
+        """The index of the sub-plan of the event's table, -1 for a table not listed (or an
+        event without schema or table), -2 out of memory.  Escaped names are compared
+        unescaped, as the single-table filter does."""
+        cdef const uint8_t* sp
+        cdef const uint8_t* tp
+        cdef Py_ssize_t sn, tn, s
+        cdef int k
+        if key.scm.kind != J_STR or key.tbl.kind != J_STR:
+            return -1
+        sp = key.scm.p
+        sn = key.scm.n
+        if key.scm.esc:
+            self.tmp.len = 0
+            if json_unescape(key.scm.p, key.scm.n, &self.tmp) < 0:
+                return -2
+            sp = self.tmp.data
+            sn = self.tmp.len
+        tp = key.tbl.p
+        tn = key.tbl.n
+        if key.tbl.esc:
+            self.tmp2.len = 0
+            if json_unescape(key.tbl.p, key.tbl.n, &self.tmp2) < 0:
+                return -2
+            tp = self.tmp2.data
+            tn = self.tmp2.len
+        s = <Py_ssize_t>(_table_hash(sp, sn, tp, tn) & <uint64_t>(self.route_cap - 1))
+        while True:
+            k = self.route_slot[s]
+            if k < 0 or self._route_is(k, sp, sn, tp, tn):
+                return k
+            s = (s + 1) & (self.route_cap - 1)
+
+    cdef inline bint _route_is(self, int k, const uint8_t* sp, Py_ssize_t sn, const uint8_t* tp,
+                               Py_ssize_t tn) noexcept nogil:
+        # no local of the plan's type: that would count references, which needs the GIL
+        return ((<OpenPlan>self.route_ptr[k]).schema_name_n == sn
+                and (<OpenPlan>self.route_ptr[k]).table_name_n == tn
+                and bytes_eq(<const uint8_t*>(<OpenPlan>self.route_ptr[k]).schema_name_c, sp, sn)
+                and bytes_eq(<const uint8_t*>(<OpenPlan>self.route_ptr[k]).table_name_c, tp, tn))
+
+    cdef int _event_value(self, const KeyInfo* kp, Cur* vd, Py_ssize_t msg, Err* err,
+                          int routed) noexcept nogil:
+        """Parse one event's value (its key already read) and write its row.  ``routed``: a
+        router chose this typed plan by the event's table, which needs no second look."""
+        cdef KeyInfo key = kp[0]
         cdef Span q
         cdef int64_t qt = 0
         cdef int has_qt = 0, op, hko, rc
         cdef int32_t m32
         cdef Image* a = NULL
         cdef Image* b = NULL
-        err.part = PART_KEY
-        if self._parse_key(kd, &key, err) < 0:
-            return -1
-        err.part = PART_VALUE
         q.kind = J_ABSENT
         self.before_incomplete = 0
         if key.t == MSG_RESOLVED:
@@ -608,7 +799,7 @@ cdef class OpenPlan:
                 if op == OP_UPDATE:
                     b = &self.images[IMG_P]
         if self.typed:
-            if key.t != MSG_RESOLVED and not (
+            if key.t != MSG_RESOLVED and not routed and not (
                     _span_equals(&key.scm, self.schema_name_c, self.schema_name_n, &self.tmp)
                     and _span_equals(&key.tbl, self.table_name_c, self.table_name_n, &self.tmp)):
                 return 0

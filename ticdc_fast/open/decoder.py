@@ -1,7 +1,7 @@
 """``OpenDecoder``: TiCDC Open Protocol Kafka messages → ``pyarrow.RecordBatch``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Callable, Sequence
 
@@ -16,7 +16,7 @@ from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_ma
 from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
-from ..tables import split_table
+from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
 from ..timezones import get_zone, local_table
 from . import reference
 
@@ -53,6 +53,29 @@ class OpenConfig:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     invalid_utf8: str = "replace"
     old_image: bool = False
+    tables: tuple = ()          # tables={...}: one typed config per listed table (this one generic)
+    unlisted: str = "skip"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """One output batch's columns and what its claim-check rows must match."""
+    fields: list
+    table: str | None           # "db.t" of a typed batch, None for generic rows
+    claim_check_column: int
+
+
+def _typed_fields(targets, schema: pa.Schema, old_image: bool) -> list:
+    fields = [GENERIC_FIELDS[0], GENERIC_FIELDS[1]]
+    fields += [pa.field(t.name, t.arrow_type, nullable=True,
+                        metadata=schema.field(t.name).metadata) for t in targets]
+    if old_image:
+        fields.append(old_image_field(targets))
+    return fields + TRAILER_TYPED_FIELDS
+
+
+def _layout(fields: list, table: str | None) -> _Layout:
+    return _Layout(fields, table, [f.name for f in fields].index(C.COL_CLAIM_CHECK))
 
 
 class OpenDecoder:
@@ -65,13 +88,21 @@ class OpenDecoder:
         holds ``_op``, ``_commit_ts``, those columns converted exactly, then ``_ddl``,
         ``_handle_key_only``, ``_claim_check_location``, ``_before_incomplete``.  Without them: generic mode
         (``after``/``before`` maps of text).
+    tables, unlisted:
+        Many tables in one pass: ``tables={"db.t1": schema1, ...}`` (pyarrow schemas,
+        ``StructType`` or DDL strings) makes ``decode`` return a ``TableBatches``: per listed table
+        the batch ``table="db.t1", schema=schema1`` would give (every message decoded once).
+        Rows of other tables: ``unlisted="skip"`` (default; counted in ``stats.unlisted_rows``)
+        or ``"generic"`` (generic rows under ``OTHER_TABLES``).  See docs/open-protocol.md.
     timezone:
         The TiCDC server time zone that TIMESTAMP values were rendered in (IANA name, ``UTC`` or
         ``±HH:MM``).  Default ``UTC``.
     compression:
         The changefeed's ``large-message-handle-compression``: ``none``, ``snappy`` or ``lz4``.
     control_events:
-        Typed mode only: keep RESOLVED rows and this table's DDL rows (default True).
+        Typed mode only: keep RESOLVED rows and this table's DDL rows (default True); with
+        ``tables=``, in every listed table's batch (``OTHER_TABLES`` holds what the generic
+        decode gives).
     old_image:
         Typed mode only: add a ``_before`` column after the table's columns, a struct of the
         same typed fields holding the row's old image, converted exactly like the new one:
@@ -100,7 +131,8 @@ class OpenDecoder:
         ``auto`` (default), ``cython`` or ``python``.
     """
 
-    def __init__(self, *, table=None, schema: pa.Schema | None = None, timezone: str = "UTC",
+    def __init__(self, *, table=None, schema: pa.Schema | None = None, tables: dict | None = None,
+                 unlisted: str = "skip", timezone: str = "UTC",
                  compression: str = "none", control_events: bool = True,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  claim_check_resolver: Callable[[str], bytes] | None = None, on_error: str = "fail",
@@ -108,40 +140,61 @@ class OpenDecoder:
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
-        if (table is None) != (schema is None):
+        if tables is not None:
+            tables = check_tables(tables, unlisted, table=table, schema=schema)
+        elif (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
-        if old_image and schema is None:
+        if old_image and schema is None and tables is None:
             raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
         init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)  # validate early
         bounds, offsets = local_table(timezone)
-        schema_name = table_name = None
-        targets = None
-        if schema is not None:
-            schema_name, table_name = split_table(table)
-            targets = compile_targets(schema)
-        self.config = OpenConfig(check_compression(compression), timezone, bounds, offsets,
-                                 targets, schema_name, table_name, bool(control_events),
-                                 check_max_message_bytes(max_message_bytes), invalid_utf8, bool(old_image))
+
+        def config(table_schema, table_name, **more):
+            names = split_table(table_name) if table_schema is not None else (None, None)
+            return OpenConfig(check_compression(compression), timezone, bounds, offsets,
+                              None if table_schema is None else compile_targets(table_schema),
+                              names[0], names[1], bool(control_events),
+                              check_max_message_bytes(max_message_bytes), invalid_utf8,
+                              bool(old_image), **more)
+
         self.implementation = _impl.resolve(implementation)
-        if targets is None:
-            fields = list(GENERIC_FIELDS)
-        else:
-            fields = [GENERIC_FIELDS[0], GENERIC_FIELDS[1]]
-            fields += [pa.field(t.name, t.arrow_type, nullable=True,
-                                metadata=schema.field(t.name).metadata) for t in targets]
-            if old_image:
-                fields.append(old_image_field(targets))
-            fields += TRAILER_TYPED_FIELDS
-        self._fields = fields
         self.claim_check_resolver = claim_check_resolver
-        self._claim_check_column = [f.name for f in fields].index(C.COL_CLAIM_CHECK)
         self._core_plan = None
+        self._layout = None                    # one table or generic: the batch's _Layout
+        self._layouts: dict | None = None      # tables={...}: {"db.t" | OTHER_TABLES: _Layout}
+        if tables is None:
+            self.config = config(schema, table)
+            self._fields = (list(GENERIC_FIELDS) if schema is None
+                            else _typed_fields(self.config.targets, schema, old_image))
+            self._layout = _layout(self._fields, None if schema is None else ".".join(split_table(table)))
+            if self.implementation == "cython":
+                self._core_plan = _impl.core.OpenPlan(self.config)
+            return
+        subs = tuple(config(sch, key) for key, sch in tables.items())
+        self.config = replace(config(None, None), old_image=False, tables=subs, unlisted=unlisted)
+        self._layouts = {key: _layout(_typed_fields(sub.targets, sch, old_image), key)
+                         for (key, sch), sub in zip(tables.items(), subs)}
+        if unlisted == "generic":
+            self._layouts[OTHER_TABLES] = _layout(list(GENERIC_FIELDS), None)
         if self.implementation == "cython":
             self._core_plan = _impl.core.OpenPlan(self.config)
+            self._core_plan.set_routes([_impl.core.OpenPlan(sub) for sub in subs], unlisted == "generic")
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        if self._layouts is not None:
+            raise ValueError("this decoder decodes several tables (tables={...}): each has its own "
+                             "schema, see output_schemas()")
         return self._policy.output_schema(self._batch_schema(partitions, offsets))
+
+    def output_schemas(self, *, partitions: bool = False, offsets: bool = False) -> dict:
+        """``tables={...}``: the schema of each batch ``decode`` returns, by its key (the listed
+        tables in order, then ``OTHER_TABLES`` and ``DEAD_LETTERS`` when they come)."""
+        if self._layouts is None:
+            raise ValueError("output_schemas() is for tables={...}; this decoder has output_schema()")
+        return self._policy.output_schemas({
+            key: with_kafka_fields(layout.fields, partitions=partitions, offsets=offsets)
+            for key, layout in self._layouts.items()})
 
     def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
@@ -152,11 +205,40 @@ class OpenDecoder:
     @names_kafka_position
     @exclusive
     @counts_invalid_utf8
-    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
-        """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``)."""
+    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch | TableBatches:
+        """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``):
+        a ``RecordBatch``, or with ``tables={...}`` a ``TableBatches``."""
         if len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
-        return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
+        decode_batch = self._decode_batch if self._layouts is None else self._decode_tables_batch
+        return self._policy.run(counted_stretch(self, decode_batch), keys, values, partitions, offsets)
+
+    def _decode_tables_batch(self, keys, values, partitions, offsets) -> TableBatches:
+        n = len(keys)
+        if len(values) != n:
+            raise DecodeError(f"{n} keys but {len(values)} values")
+        check_extras(n, partitions, offsets)
+        pieces, skipped = self._decode_tables(keys, values)
+        out = TableBatches()
+        for k, (key, layout) in enumerate(self._layouts.items()):
+            cols, msg_index = pieces[k]
+            if self.claim_check_resolver is not None:
+                cols = self._with_claim_checks_resolved(
+                    cols, msg_index, layout,
+                    lambda fkeys, fvalues, k=k: self._decode_tables(fkeys, fvalues)[0][k])
+            add_kafka_columns(cols, msg_index, partitions, offsets)
+            out[key] = pa.RecordBatch.from_arrays(cols, schema=with_kafka_fields(
+                layout.fields, partitions=partitions is not None, offsets=offsets is not None))
+        self.stats.unlisted_rows += skipped      # only once the whole stretch has decoded
+        return out
+
+    def _decode_tables(self, keys, values) -> tuple[list, int]:
+        """([(columns, message index per row)] in ``_layouts`` order, unlisted rows skipped)."""
+        if self.implementation == "cython":
+            tables, other, skipped = self._core_plan.decode_tables(*self._core_buffers(keys, values))
+        else:
+            tables, other, skipped = reference.decode_tables(as_pylist(keys), as_pylist(values), self.config)
+        return tables + ([] if other is None else [other]), skipped
 
     def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         n = len(keys)
@@ -165,22 +247,25 @@ class OpenDecoder:
         check_extras(n, partitions, offsets)
         cols, msg_index = self._decode_columns(keys, values)
         if self.claim_check_resolver is not None:
-            cols = self._with_claim_checks_resolved(cols, msg_index)
+            cols = self._with_claim_checks_resolved(cols, msg_index, self._layout, self._decode_columns)
         add_kafka_columns(cols, msg_index, partitions, offsets)
         return pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(
             partitions is not None, offsets is not None))
 
     def _decode_columns(self, keys, values):
         if self.implementation == "cython":
-            kbuf, koff = _contiguous(keys, "key")
-            vbuf, voff = _contiguous(values, "value")
-            if self.config.compression != "none":
-                vbuf, voff = _contiguous(reference.decompress_event_values(
-                    _as_list(vbuf, voff), self.config.compression, self.config.max_message_bytes), "value")
-            return self._core_plan.decode(kbuf, koff, vbuf, voff)
+            return self._core_plan.decode(*self._core_buffers(keys, values))
         return reference.decode(as_pylist(keys), as_pylist(values), self.config)
 
-    def _with_claim_checks_resolved(self, cols: list, msg_index) -> list:
+    def _core_buffers(self, keys, values) -> tuple:
+        kbuf, koff = _contiguous(keys, "key")
+        vbuf, voff = _contiguous(values, "value")
+        if self.config.compression != "none":
+            vbuf, voff = _contiguous(reference.decompress_event_values(
+                _as_list(vbuf, voff), self.config.compression, self.config.max_message_bytes), "value")
+        return kbuf, koff, vbuf, voff
+
+    def _with_claim_checks_resolved(self, cols: list, msg_index, layout: _Layout, decode_files) -> list:
         """Replace each claim-check row by the full event from its file.
 
         The batch was decoded as usual (a claim-check event is a row of handle-key columns with
@@ -189,7 +274,7 @@ class OpenDecoder:
         implementation and spliced in at the rows they replace: one row for one row, so the
         message index (and ``_partition``/``_offset``) of every row stays that of its message.
         """
-        locations = cols[self._claim_check_column]
+        locations = cols[layout.claim_check_column]
         if locations.null_count == len(locations):
             return cols
         rows = pc.indices_nonzero(locations.is_valid()).to_pylist()
@@ -205,7 +290,7 @@ class OpenDecoder:
             file_keys.append(key)
             file_values.append(value)
         try:
-            full, full_msg = self._decode_columns(file_keys, file_values)
+            full, full_msg = decode_files(file_keys, file_values)
         except DecodeError as exc:
             k = exc.message_index
             if k is None:
@@ -213,7 +298,7 @@ class OpenDecoder:
             raise DecodeError(f"claim-check file {locations[rows[k]].as_py()!r}: {exc.reason}", origin[k],
                               exc.byte_offset, exc.column,
                               None if exc.part is None else f"claim-check {exc.part}") from None
-        self._check_claim_check_events(cols, rows, origin, locations, full, full_msg)
+        self._check_claim_check_events(layout, cols, rows, origin, locations, full, full_msg)
         out = []
         for col, sub in zip(cols, full):
             pieces, start = [], 0
@@ -224,23 +309,22 @@ class OpenDecoder:
             out.append(pa.concat_arrays(pieces))
         return out
 
-    def _check_claim_check_events(self, cols, rows, origin, locations, full, full_msg) -> None:
+    def _check_claim_check_events(self, layout, cols, rows, origin, locations, full, full_msg) -> None:
         """Each file must give exactly one row event (so row k of ``full`` is file k's), of the
         row it replaces (same commit ts, same table), with no claim-check location of its own."""
-        names = [f.name for f in self._fields]
+        names = [f.name for f in layout.fields]
         counts = [0] * len(rows)
         for k in _as_pylist(full_msg):
             counts[k] += 1
         for k, n in enumerate(counts):
             if n != 1:
-                what = ("no row event" + ("" if self.config.targets is None
-                                          else f" of {self.config.schema_name}.{self.config.table_name}")
+                what = ("no row event" + ("" if layout.table is None else f" of {layout.table}")
                         if n == 0 else f"{n} events")
                 raise DecodeError(f"claim-check file {locations[rows[k]].as_py()!r} holds {what}, "
                                   "not one row event", origin[k], part="value")
         ops = full[names.index(C.COL_OP)].to_pylist()
-        nested = full[self._claim_check_column]
-        compared = [C.COL_COMMIT_TS] + ([C.COL_SCHEMA, C.COL_TABLE] if self.config.targets is None else [])
+        nested = full[layout.claim_check_column]
+        compared = [C.COL_COMMIT_TS] + ([C.COL_SCHEMA, C.COL_TABLE] if layout.table is None else [])
         for k, j in enumerate(rows):
             location = locations[j].as_py()
             if ops[k] not in ("INSERT", "UPDATE", "DELETE") or nested[k].is_valid:

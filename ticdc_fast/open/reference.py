@@ -442,48 +442,58 @@ def _typed_image(image, cfg, by_name, i, vstart) -> list:
     return out
 
 
-def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
-    """Decode a batch.  Returns (output columns without _partition/_offset, message index per row)."""
-    keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
-    typed = cfg.targets is not None
-    op, ts, msg_of_row = [], [], []
-    schema_col, table_col, ddl, ddl_type = [], [], [], []
-    after_col, before_col = [], []
-    row_id, ptn, hko, ccl, before_incomplete = [], [], [], [], []
-    typed_cols = [[] for _ in (cfg.targets or ())]
-    old_images = []      # typed, old_image=True: per row the converted old image or None
-    by_name = {t.name: (j, t) for j, t in enumerate(cfg.targets or ())}
+def _event_value(kd: dict, value: bytes, i: int, vstart: int):
+    """Parse one event's value (its key ``kd`` already read): (op code, after image, before
+    image, DDL query, DDL type, whether the before image lacks columns)."""
+    t = kd["t"]
+    if t == C.MSG_RESOLVED:
+        if value:
+            raise DecodeError("resolved event with a non-empty value", i, vstart, part="value")
+        return C.OP_RESOLVED, None, None, None, None, False
+    if t == C.MSG_DDL:
+        q, qt = _ddl_value(value, i, vstart)
+        return C.OP_DDL, None, None, q, qt, False
+    code, a, b, incomplete = _row_value(value, i, vstart)
+    return code, a, b, None, None, incomplete
 
-    for i, kd, kstart, value, vstart in iter_events(keys, values):
+
+class _Rows:
+    """The rows of one output: a typed table's (``cfg.targets``) or generic ones."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.typed = cfg.targets is not None
+        self.op, self.ts, self.msg_of_row = [], [], []
+        self.schema_col, self.table_col, self.ddl, self.ddl_type = [], [], [], []
+        self.after_col, self.before_col = [], []
+        self.row_id, self.ptn, self.hko, self.ccl, self.before_incomplete = [], [], [], [], []
+        self.typed_cols = [[] for _ in (cfg.targets or ())]
+        self.old_images = []      # typed, old_image=True: per row the converted old image or None
+        self.by_name = {t.name: (j, t) for j, t in enumerate(cfg.targets or ())}
+
+    def add(self, i: int, kd: dict, value: bytes, vstart: int, routed: bool = False) -> None:
+        """Parse the event's value and add its row.  ``routed``: a router chose this typed
+        output by the event's table, which needs no second look."""
+        cfg = self.cfg
         t = kd["t"]
         scm, tbl = kd.get("scm"), kd.get("tbl")
-        if t == C.MSG_RESOLVED:
-            if value:
-                raise DecodeError("resolved event with a non-empty value", i, vstart, part="value")
-            code, a, b, q, qt = C.OP_RESOLVED, None, None, None, None
-            incomplete = False
-        elif t == C.MSG_DDL:
-            q, qt = _ddl_value(value, i, vstart)
-            code, a, b, incomplete = C.OP_DDL, None, None, False
-        else:
-            code, a, b, incomplete = _row_value(value, i, vstart)
-            q = qt = None
-        if typed:
-            if t != C.MSG_RESOLVED and (scm != cfg.schema_name or tbl != cfg.table_name):
-                continue
+        code, a, b, q, qt, incomplete = _event_value(kd, value, i, vstart)
+        if self.typed:
+            if t != C.MSG_RESOLVED and not routed and (scm != cfg.schema_name or tbl != cfg.table_name):
+                return
             if t != C.MSG_ROW and not cfg.control_events:
-                continue
-            for j, v in enumerate(_typed_image(a if a is not None else b, cfg, by_name, i, vstart)):
-                typed_cols[j].append(v)
+                return
+            for j, v in enumerate(_typed_image(a if a is not None else b, cfg, self.by_name, i, vstart)):
+                self.typed_cols[j].append(v)
             if cfg.old_image:
-                old_images.append(None if b is None else _typed_image(b, cfg, by_name, i, vstart))
+                self.old_images.append(None if b is None else _typed_image(b, cfg, self.by_name, i, vstart))
         else:
-            schema_col.append(scm)
-            table_col.append(tbl)
-            ddl_type.append(qt)
-            row_id.append(kd.get("rid"))
-            ptn.append(kd.get("ptn"))
-            for img, out in ((a, after_col), (b, before_col)):
+            self.schema_col.append(scm)
+            self.table_col.append(tbl)
+            self.ddl_type.append(qt)
+            self.row_id.append(kd.get("rid"))
+            self.ptn.append(kd.get("ptn"))
+            for img, out in ((a, self.after_col), (b, self.before_col)):
                 if img is None:
                     out.append(None)
                     continue
@@ -494,27 +504,67 @@ def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
                     except V.ValueProblem as exc:
                         raise DecodeError(str(exc), i, vstart, name, part="value") from None
                 out.append(entries)
-        op.append(C.OP_NAMES[code])
-        ts.append(kd["ts"])
-        ddl.append(q)
-        hko.append(bool(kd.get("ohk", False)) and "ccl" not in kd)
-        ccl.append(kd.get("ccl"))
-        before_incomplete.append(incomplete)
-        msg_of_row.append(i)
+        self.op.append(C.OP_NAMES[code])
+        self.ts.append(kd["ts"])
+        self.ddl.append(q)
+        self.hko.append(bool(kd.get("ohk", False)) and "ccl" not in kd)
+        self.ccl.append(kd.get("ccl"))
+        self.before_incomplete.append(incomplete)
+        self.msg_of_row.append(i)
 
-    cols = [pa.array(op, pa.string()), pa.array(ts, pa.int64())]
-    if typed:
-        for j, target in enumerate(cfg.targets):
-            cols.append(pa.array(typed_cols[j], target.arrow_type))
-        if cfg.old_image:
-            cols.append(old_image_column(cfg.targets, old_images))
-        cols += [pa.array(ddl, pa.string()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string()),
-                 pa.array(before_incomplete, pa.bool_())]
-    else:
-        map_t = pa.map_(pa.string(), pa.string())
-        cols += [pa.array(schema_col, pa.string()), pa.array(table_col, pa.string()),
-                 pa.array(ddl, pa.string()), pa.array(after_col, map_t), pa.array(before_col, map_t),
-                 pa.array(ddl_type, pa.int32()), pa.array(row_id, pa.int64()),
-                 pa.array(ptn, pa.int64()), pa.array(hko, pa.bool_()), pa.array(ccl, pa.string()),
-                 pa.array(before_incomplete, pa.bool_())]
-    return cols, msg_of_row
+    def columns(self) -> tuple[list[pa.Array], list[int]]:
+        cfg = self.cfg
+        cols = [pa.array(self.op, pa.string()), pa.array(self.ts, pa.int64())]
+        if self.typed:
+            for j, target in enumerate(cfg.targets):
+                cols.append(pa.array(self.typed_cols[j], target.arrow_type))
+            if cfg.old_image:
+                cols.append(old_image_column(cfg.targets, self.old_images))
+            cols += [pa.array(self.ddl, pa.string()), pa.array(self.hko, pa.bool_()),
+                     pa.array(self.ccl, pa.string()), pa.array(self.before_incomplete, pa.bool_())]
+        else:
+            map_t = pa.map_(pa.string(), pa.string())
+            cols += [pa.array(self.schema_col, pa.string()), pa.array(self.table_col, pa.string()),
+                     pa.array(self.ddl, pa.string()), pa.array(self.after_col, map_t),
+                     pa.array(self.before_col, map_t), pa.array(self.ddl_type, pa.int32()),
+                     pa.array(self.row_id, pa.int64()), pa.array(self.ptn, pa.int64()),
+                     pa.array(self.hko, pa.bool_()), pa.array(self.ccl, pa.string()),
+                     pa.array(self.before_incomplete, pa.bool_())]
+        return cols, self.msg_of_row
+
+
+def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
+    """Decode a batch.  Returns (output columns without _partition/_offset, message index per row)."""
+    keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
+    out = _Rows(cfg)
+    for i, kd, _, value, vstart in iter_events(keys, values):
+        out.add(i, kd, value, vstart)
+    return out.columns()
+
+
+def decode_tables(keys, values, cfg):
+    """Decode a batch for ``tables={...}`` (``cfg.tables``: one typed config per listed table).
+
+    Each event key is read once; the value is parsed once, for the output of the event's table.
+    Returns ``([(columns, message index per row)] per listed table, (columns, message index) of
+    the unlisted tables' generic rows or None, unlisted rows left out)``."""
+    keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
+    tables = [_Rows(c) for c in cfg.tables]
+    route = {(c.schema_name, c.table_name): out for c, out in zip(cfg.tables, tables)}
+    other = _Rows(cfg) if cfg.unlisted == "generic" else None
+    skipped = 0
+    for i, kd, _, value, vstart in iter_events(keys, values):
+        if kd["t"] == C.MSG_RESOLVED:
+            for out in tables:      # every listed table's batch has it, as its own decode does
+                out.add(i, kd, value, vstart, routed=True)
+            continue
+        out = route.get((kd.get("scm"), kd.get("tbl")))
+        if out is not None:
+            out.add(i, kd, value, vstart, routed=True)
+        elif other is not None:
+            other.add(i, kd, value, vstart)
+        else:
+            # read and checked as a single-table typed decode reads other tables' events
+            _event_value(kd, value, i, vstart)
+            skipped += 1
+    return [out.columns() for out in tables], None if other is None else other.columns(), skipped
