@@ -94,7 +94,7 @@ def test_simple_json_schemas_from_the_stream(spark, impl, simple_topic):
 
 def test_ticdc_source_tables_option_on_a_real_broker(spark, kafka, impl, open_topic):
     messages, schemas = open_topic
-    topic = "multi-table-src"
+    topic = f"multi-table-src-{impl}"
     kafka.create_topic(topic, partitions=2)
     kafka.produce(topic, [(k, v, i % 2) for i, (k, v) in enumerate(messages)])
     src = (spark.read.format("ticdc").option("kafka.bootstrap.servers", kafka.bootstrap_servers)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from typing import Callable, Sequence
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
