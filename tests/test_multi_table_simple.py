@@ -6,9 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ticdc_fast import DecodeError, SimpleDecoder
+from ticdc_fast import DecodeError, SimpleDecoder, _impl
 from ticdc_fast.simple import arrow_schema
-from ticdc_fast.simple.routing import SimpleRouter
+from ticdc_fast.simple.routing import ROUTE_ASK, SimpleRouter
 from ticdc_fast.tables import DEAD_LETTERS, OTHER_TABLES, ROUTE_ALL, ROUTE_UNLISTED, TableBatches
 from ticdc_fast.testing.realistic import realistic_stream
 
@@ -202,6 +202,19 @@ def test_core_router_and_twin_agree():
     arrow = routers["cython"](None, pa.array(MESSAGES_JSON, pa.binary()))
     assert arrow.tolist() == got["python"]
     assert got["python"][len(want) + 2:] == [ROUTE_ALL] * (len(MESSAGES_JSON) - len(want) - 2)
+    # the core itself reads plain DML and WATERMARK messages (the front end only the rest)
+    raw = np.frombuffer(_impl.core.simple_routes(MESSAGES_JSON[:3], [(b"shop", b"events")], False), np.int32)
+    assert raw.tolist() == [0, ROUTE_UNLISTED, ROUTE_ALL]
+
+
+def test_core_reads_the_realistic_stream_itself(stream):
+    encoding, st = stream
+    names = [(b"shop", b"events"), (b"shop", b"orders")]
+    raw = np.frombuffer(_impl.core.simple_routes(st.values, names, encoding == "avro"), np.int32)
+    asked = np.flatnonzero(raw == ROUTE_ASK).tolist()
+    assert asked == [0, 1, 2]          # the BOOTSTRAPs only
+    router = SimpleRouter([EVENTS, ORDERS], encoding, "none", 1 << 20, "python")
+    assert raw[3:].tolist() == router(None, st.values[3:]).tolist()
 
 
 def test_core_router_and_twin_agree_avro():

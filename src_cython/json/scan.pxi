@@ -556,7 +556,7 @@ cdef int scan_top_members(const uint8_t* p, Py_ssize_t n, TopMembers* t) noexcep
     r = obj_open(&c, &err)
     if r < 0:
         return 1
-    while r == 0:
+    while r == 0:     # obj_open: 0 members follow; obj_next (below): 1 another follows
         if obj_key(&c, &key, &err) < 0 or key.esc:
             return 1
         if scan_value(&c, &v, 2, &err) < 0:
@@ -581,6 +581,7 @@ cdef int scan_top_members(const uint8_t* p, Py_ssize_t n, TopMembers* t) noexcep
         r = obj_next(&c, &err)
         if r < 0:
             return 1
+        r = 1 - r
     if doc_end(&c, &err) < 0:
         return 1
     return 0

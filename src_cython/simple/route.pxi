@@ -46,8 +46,11 @@ cdef int _avro_route(const uint8_t* p, Py_ssize_t n, const uint8_t** names, cons
     c.start = p
     c.pos = p + 1
     c.end = p + n
-    if avro_long(&c, &kind, &err) < 0 or avro_long(&c, &branch, &err) < 0 \
-            or kind != AVRO_TYPE_DML or branch != AVRO_TYPE_DML:
+    if avro_long(&c, &kind, &err) < 0 or avro_long(&c, &branch, &err) < 0:
+        return ROUTE_ASK
+    if kind == 0:        # WATERMARK, whatever follows (a bad one fails in every decoder)
+        return ROUTE_ALL
+    if kind != AVRO_TYPE_DML or branch != AVRO_TYPE_DML:
         return ROUTE_ASK
     if avro_long(&c, &v, &err) < 0 or avro_string(&c, &db, &err) < 0 or avro_string(&c, &tb, &err) < 0:
         return ROUTE_ASK
