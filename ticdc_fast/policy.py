@@ -93,10 +93,12 @@ def dead_letter_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema(body + DEAD_LETTER_FIELDS + kafka, metadata=schema.metadata)
 
 
-def dead_letters_table_schema(kafka_fields: list) -> pa.Schema:
-    """The ``DEAD_LETTERS`` batch of a multi-table decode: ``_op``, the dead-letter columns,
-    then the Kafka columns asked for."""
-    return pa.schema([pa.field(C.COL_OP, pa.string(), nullable=False)] + DEAD_LETTER_FIELDS + list(kafka_fields))
+def dead_letters_schema(partitions: bool = False, offsets: bool = False) -> pa.Schema:
+    """The ``DEAD_LETTERS`` batch of a multi-table decode: ``_op``, the dead-letter columns and
+    the Kafka columns asked for."""
+    from ._frontend import with_kafka_fields
+    return with_kafka_fields([pa.field(C.COL_OP, pa.string(), nullable=False)] + DEAD_LETTER_FIELDS,
+                             partitions=partitions, offsets=offsets)
 
 
 def _item(seq, i):
@@ -141,9 +143,8 @@ class ErrorPolicy:
         added under ``dead_letter``."""
         out = dict(schemas)
         if self.on_error == "dead_letter":
-            first = next(iter(schemas.values()))
-            out[DEAD_LETTERS] = dead_letters_table_schema(
-                [f for f in first if f.name in (C.COL_PARTITION, C.COL_OFFSET)])
+            names = set(next(iter(schemas.values())).names)
+            out[DEAD_LETTERS] = dead_letters_schema(C.COL_PARTITION in names, C.COL_OFFSET in names)
         return out
 
     def run(self, decode_batch, keys, values, partitions, offsets) -> pa.RecordBatch:
@@ -231,11 +232,8 @@ class ErrorPolicy:
             self.stats.skipped += len(bad)
             return out
         self.stats.dead_lettered += len(bad)
-        kafka = []
-        for b in good[0].values():
-            kafka = [f for f in b.schema if f.name in (C.COL_PARTITION, C.COL_OFFSET)]
-            break
-        schema = dead_letters_table_schema(kafka)
+        names = set(next(iter(good[0].values())).schema.names) if good[0] else set()
+        schema = dead_letters_schema(C.COL_PARTITION in names, C.COL_OFFSET in names)
         rows = [_dead_letter_row(b, schema) for b in bad]
         out[DEAD_LETTERS] = _concat(rows, schema) if rows else pa.RecordBatch.from_pylist([], schema=schema)
         return out

@@ -148,3 +148,145 @@ def _struct_block(batches: TableBatches, blocks, f: pa.Field) -> pa.Array:
     own = pa.StructArray.from_arrays(children, fields=list(f.type))
     parts = [p for p in (pa.nulls(before, f.type), own, pa.nulls(after, f.type)) if len(p)]
     return pa.concat_arrays(parts) if parts else pa.nulls(0, f.type)
+
+
+# ------------------------------------------------------------------ routing: one pass over many tables
+# Every message of the simple and Avro protocols is about one table, so a decoder given tables=
+# routes each message to one typed decoder per table ("parts", the single-table decoders
+# themselves) and decodes it there, once.  A protocol gives the route of each message:
+ROUTE_ALL = -1        # every part (a WATERMARK/checkpoint; a message whose table cannot be read)
+ROUTE_UNLISTED = -2   # a table not listed: the generic part, or skipped and counted
+
+
+class TableRouter:
+    """``decode`` over the parts of a multi-table decoder, with the single-table guarantees.
+
+    ``parts``: ``{"db.table": decoder}`` (typed, ``on_error="fail"``), ``other``: the generic
+    decoder of ``unlisted="generic"`` or None; ``route(keys, values)`` → the route of each message
+    (a numpy int32 array: the index of its table in ``parts``, ``ROUTE_ALL`` or ``ROUTE_UNLISTED``).
+
+    A part offers: ``_decode_batch(keys, values, partitions, offsets)`` (all or nothing),
+    ``_part_begin()``, ``_part_mark()``, ``_part_rollback(mark)`` (``None``: to the begin),
+    ``_part_commit()``, ``_core_text_counter()``, ``_batch_schema(partitions, offsets)`` and,
+    optionally, ``_set_aside_held(exc)`` (see ``ErrorPolicy``).
+
+    One ``decode`` is all or nothing over every part; the error of a failed stretch is the one
+    about its first bad message in message order, at its index in the batch (a part sees only
+    its own messages: their indexes are mapped back); the error policy runs once, here."""
+
+    def __init__(self, owner, parts: dict, other, route, on_error: str):
+        from .policy import ErrorPolicy
+        self.owner = owner
+        self.parts = dict(parts)
+        self.other = other
+        self._subs = list(self.parts.values()) + ([other] if other is not None else [])
+        self._route = route
+        self.policy = ErrorPolicy(on_error, owner.stats, self._unattributed)
+        self._unlisted_in_call = 0
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, keys, values, partitions, offsets) -> TableBatches:
+        """Runs inside the owner's ``decode`` (its locking, Kafka positions and invalid-UTF-8
+        counting)."""
+        self._unlisted_in_call = 0
+        begun = []
+        try:
+            for sub in self._subs:
+                sub._part_begin()
+                begun.append(sub)
+            out = self.policy.run(self._counted, keys, values, partitions, offsets)
+        except BaseException:
+            for sub in begun:
+                sub._part_rollback(None)
+            raise
+        for sub in self._subs:
+            sub._part_commit()
+        self.owner.stats.unlisted_rows += self._unlisted_in_call
+        return out
+
+    def _text_count(self) -> int:
+        return self.owner._text_policy.replaced + sum(s._core_text_counter() for s in self._subs)
+
+    def _counted(self, keys, values, partitions, offsets) -> TableBatches:
+        mark = self._text_count()
+        out, unlisted = self._stretch(keys, values, partitions, offsets)
+        self.owner._replaced_in_call += self._text_count() - mark
+        self._unlisted_in_call += unlisted
+        return out
+
+    def _stretch(self, keys, values, partitions, offsets):
+        import numpy as np
+        from .errors import DecodeError
+
+        n = len(values)
+        if keys is not None and len(keys) != n:
+            raise DecodeError(f"{len(keys)} keys but {n} values")
+        for name, extra in (("partitions", partitions), ("offsets", offsets)):
+            if extra is not None and len(extra) != n:
+                raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
+        keys, values, partitions, offsets = (_one_chunk(s) for s in (keys, values, partitions, offsets))
+        codes = self._route(keys, values) if n else np.zeros(0, np.int32)
+        everywhere = codes == ROUTE_ALL
+        marks = [sub._part_mark() for sub in self._subs]
+        outs, failures, limit = [], [], n
+        try:
+            for k, sub in enumerate(self._subs):
+                mine = codes == (k if k < len(self.parts) else ROUTE_UNLISTED)
+                idx = np.flatnonzero(mine | everywhere)
+                if limit < n:     # a message before the first bad one seen so far decides
+                    idx = idx[idx < limit]
+                try:
+                    outs.append(sub._decode_batch(*(_take(s, idx, n) for s in (keys, values, partitions, offsets))))
+                except DecodeError as exc:
+                    j = exc.message_index
+                    if j is not None and 0 <= j < len(idx):
+                        exc.message_index = int(idx[j])
+                        exc.args = (exc._text(),)
+                        limit = min(limit, exc.message_index)
+                        failures.append((exc.message_index, exc))
+                    else:         # about no message of this batch (a held one, a bound)
+                        failures.append((n, exc))
+                    outs.append(None)
+            if failures:
+                raise min(failures, key=lambda f: f[0])[1]
+        except BaseException:
+            for sub, mark in zip(self._subs, marks):
+                sub._part_rollback(mark)
+            raise
+        out = TableBatches(zip(self.parts, outs))
+        if self.other is not None:
+            out[OTHER_TABLES] = outs[-1]
+        unlisted = int(np.count_nonzero(codes == ROUTE_UNLISTED)) if self.other is None else 0
+        return out, unlisted
+
+    def _unattributed(self, exc):
+        for sub in self._subs:
+            aside = getattr(sub, "_set_aside_held", None)
+            bad = aside(exc) if aside is not None else None
+            if bad is not None:
+                return bad
+        return None
+
+    # ------------------------------------------------------------------ schemas
+    def output_schemas(self, partitions: bool = False, offsets: bool = False) -> dict:
+        """``{"db.table": schema, ...}`` of the batches ``decode`` gives (``OTHER_TABLES`` and
+        ``DEAD_LETTERS`` included when they come)."""
+        out = {key: sub._batch_schema(partitions, offsets) for key, sub in self.parts.items()}
+        if self.other is not None:
+            out[OTHER_TABLES] = self.other._batch_schema(partitions, offsets)
+        return self.policy.output_schemas(out)
+
+
+def _one_chunk(seq):
+    if isinstance(seq, pa.ChunkedArray):
+        return seq.combine_chunks()
+    return seq
+
+
+def _take(seq, idx, n: int):
+    """The messages ``idx`` of one stretch's keys, values, partitions or offsets."""
+    if seq is None or len(idx) == n:
+        return seq
+    if isinstance(seq, pa.Array):
+        return seq.take(pa.array(idx, pa.int64()))
+    return [seq[i] for i in idx.tolist()]

@@ -526,3 +526,62 @@ cdef inline int doc_end(Cur* c, Err* err) noexcept nogil:
     if c.pos != c.end:
         return fail(err, c, "malformed JSON: trailing characters")
     return 0
+
+
+# ---- routing: which table a message is about, without parsing it
+cdef struct TopMembers:
+    Span type
+    Span database
+    Span table
+    int has_type, has_database, has_table
+
+
+cdef int scan_top_members(const uint8_t* p, Py_ssize_t n, TopMembers* t) noexcept nogil:
+    """Read only the top-level "type", "database" and "table" members of a JSON object; every
+    other member is skipped (its grammar checked, nothing converted).  0: read; 1: only a full
+    parse can tell — not an object, malformed, an escaped member name, a repeated member (the
+    last copy wins) or a tableSchema/preTableSchema member (a control message)."""
+    cdef Cur c
+    cdef Err err
+    cdef Span key, v
+    cdef int r
+    memset(t, 0, sizeof(TopMembers))
+    memset(&err, 0, sizeof(Err))
+    c.start = p
+    c.pos = p
+    c.end = p + n
+    skip_ws(&c)
+    if c.pos >= c.end or c.pos[0] != 123:
+        return 1
+    r = obj_open(&c, &err)
+    if r < 0:
+        return 1
+    while r == 0:     # obj_open: 0 members follow; obj_next (below): 1 another follows
+        if obj_key(&c, &key, &err) < 0 or key.esc:
+            return 1
+        if scan_value(&c, &v, 2, &err) < 0:
+            return 1
+        if key_is(&key, b"type", 4):
+            if t.has_type:
+                return 1
+            t.type = v
+            t.has_type = 1
+        elif key_is(&key, b"database", 8):
+            if t.has_database:
+                return 1
+            t.database = v
+            t.has_database = 1
+        elif key_is(&key, b"table", 5):
+            if t.has_table:
+                return 1
+            t.table = v
+            t.has_table = 1
+        elif key_is(&key, b"tableSchema", 11) or key_is(&key, b"preTableSchema", 14):
+            return 1
+        r = obj_next(&c, &err)
+        if r < 0:
+            return 1
+        r = 1 - r
+    if doc_end(&c, &err) < 0:
+        return 1
+    return 0

@@ -13,7 +13,7 @@ from ..errors import DecodeError, UnavailableError
 from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
-from ..tables import split_table
+from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
 from .reference import ReferenceAvroRows
 from .registry import RegistryFailure, SchemaSource
@@ -68,15 +68,33 @@ class AvroDecoder:
         (only sent by TiCDC's ``avro-include-before-value=true``; null otherwise), DELETE the
         deleted row as sent (the key columns of a tombstone, the pre-row of ``_tidb_op`` ``d``;
         the columns hold it too), null on INSERT/UPSERT and control rows.
+    tables, unlisted: a consumer of several topics (one per table) in one pass
+        (``ticdc_fast.tables``): ``{"db.t1": schema, ...}``; ``decode`` returns a
+        ``TableBatches`` whose batch of each table is what ``table="db.t1", schema=...`` gives;
+        each message goes by its schema id to its table's decoder (docs/avro-protocol.md).
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
-                 implementation: str | None = None):
+                 tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
+        self._router = None
+        self._compiled = {}     # schema id -> WriterSchema, shared by the decoders of tables={...}
+        if tables is not None:
+            tables = check_tables(tables, unlisted, table=table, schema=schema)
+            init_invalid_utf8(self, invalid_utf8)
+            self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
+            self.implementation = _impl.resolve(implementation)
+            options = dict(timezone=timezone, control_events=control_events, extra_columns=extra_columns,
+                           invalid_utf8=invalid_utf8, implementation=implementation)
+            parts = {key: self._part(table=key, schema=sch, old_image=old_image, **options)
+                     for key, sch in tables.items()}
+            other = self._part(**options) if unlisted == "generic" else None
+            self._router = TableRouter(self, parts, other, AvroRouter(tables, self), on_error)
+            return
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if old_image and schema is None:
@@ -106,7 +124,42 @@ class AvroDecoder:
         self._writers = {}
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        if self._router is not None:
+            raise ValueError("a decoder given tables={...} has one schema per table: output_schemas()")
         return self._policy.output_schema(self._batch_schema(partitions, offsets))
+
+    # ------------------------------------------------------------------ many tables
+    def _part(self, **options) -> "AvroDecoder":
+        """A table's decoder of ``tables={...}``: the registry client and compiled schemas shared."""
+        part = AvroDecoder(**options)
+        part.source, part._compiled = self.source, self._compiled
+        return part
+
+    def output_schemas(self, *, partitions: bool = False, offsets: bool = False) -> dict:
+        """``tables={...}``: ``{"db.table": schema, ...}`` of the batches ``decode`` gives."""
+        if self._router is None:
+            raise ValueError("output_schemas() is for tables={...}; use output_schema()")
+        return self._router.output_schemas(partitions, offsets)
+
+    def _compiled_schema(self, schema_id: int):
+        ws = self._compiled.get(schema_id)
+        if ws is None:
+            ws = self._compiled[schema_id] = compile_writer_schema(schema_id, self.source.get(schema_id))
+        return ws
+
+    # what TableRouter asks of each table's decoder (no state across batches but schemas, which
+    # are immutable and kept whatever happens)
+    def _part_begin(self) -> None:
+        pass
+
+    def _part_mark(self):
+        return None
+
+    def _part_rollback(self, mark) -> None:
+        pass
+
+    def _part_commit(self) -> None:
+        pass
 
     def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
@@ -116,7 +169,7 @@ class AvroDecoder:
         """The compiled writer schema of an id (fetched and cached on first use)."""
         ws = self._writers.get(schema_id)
         if ws is None:
-            ws = compile_writer_schema(schema_id, self.source.get(schema_id))
+            ws = self._compiled_schema(schema_id)
             self._writers[schema_id] = ws
             self._rows.register(ws)
         return ws
@@ -131,6 +184,8 @@ class AvroDecoder:
         """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
         if keys is not None and len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        if self._router is not None:
+            return self._router.decode(keys, values, partitions, offsets)
         return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
 
     def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
@@ -275,3 +330,73 @@ class AvroDecoder:
             return
         self._rows.append_control({"_op": "DDL", "_commit_ts": ts, "_schema": schema, "_table": table,
                                    "_ddl": doc.get("query"), "_ddl_type": typ, "_msg": i})
+
+
+class AvroRouter:
+    """``tables={...}``: each message's table from the schema id in its Confluent header (the
+    value's; the key's for a delete), looked up once per id; a DDL's from its JSON; a checkpoint,
+    or a message whose table cannot be read, goes to every table's decoder (which reports it as
+    the single-table decoders do)."""
+
+    def __init__(self, tables, decoder: AvroDecoder):
+        from ..tables import ROUTE_ALL, ROUTE_UNLISTED
+        self._all, self._unlisted = ROUTE_ALL, ROUTE_UNLISTED
+        self._index = {split_table(t): k for k, t in enumerate(tables)}
+        self._decoder = decoder
+        self._by_id: dict[int, int] = {}
+
+    def __call__(self, keys, values):
+        import numpy as np
+        values = as_large_binary(values if isinstance(values, pa.Array) else pa.array(values, pa.large_binary()))
+        n = len(values)
+        bufs = values.buffers()
+        offs = np.frombuffer(bufs[1], np.int64)[values.offset:values.offset + n + 1]
+        data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
+        starts, lens = offs[:-1], offs[1:] - offs[:-1]
+        framed = lens >= 5
+        if values.null_count:
+            framed &= values.is_valid().to_numpy(zero_copy_only=False)
+        at = starts[framed]
+        framed[framed] = data[at] == 0
+        at = starts[framed]
+        ids = ((data[at + 1].astype(np.uint32) << 24) | (data[at + 2].astype(np.uint32) << 16)
+               | (data[at + 3].astype(np.uint32) << 8) | data[at + 4].astype(np.uint32)).view(np.int32)
+        codes = np.empty(n, np.int32)
+        rows = np.flatnonzero(framed)
+        for sid in np.unique(ids).tolist():
+            codes[rows[ids == sid]] = self._by_schema_id(sid, int(rows[ids == sid][0]))
+        for i in np.flatnonzero(~framed).tolist():
+            codes[i] = self._route_rest(keys[i] if keys is not None else None, values[i].as_py(), i)
+        return codes
+
+    def _by_schema_id(self, sid: int, i: int, part: str = "value") -> int:
+        code = self._by_id.get(sid)
+        if code is None:
+            try:
+                ws = self._decoder._compiled_schema(sid)
+            except RegistryFailure as exc:
+                if not exc.missing:
+                    raise UnavailableError(str(exc), i, 1, part=part, location=self._decoder.source.url) from None
+                return self._all          # the table's decoder reports the unknown id
+            except SchemaProblem:
+                return self._all
+            code = self._by_id[sid] = self._index.get((ws.database, ws.table), self._unlisted)
+        return code
+
+    def _route_rest(self, key, value, i: int) -> int:
+        if hasattr(key, "as_py"):
+            key = key.as_py()
+        if value is not None and value[:1] == b"\x01" and key is None:
+            try:
+                doc = orjson.loads(value[1:])
+            except orjson.JSONDecodeError:
+                return self._all
+            if not isinstance(doc, dict):
+                return self._all
+            schema, table = doc.get("schema") or None, doc.get("table") or None
+            if not all(v is None or type(v) is str for v in (schema, table)):
+                return self._all
+            return self._index.get((schema, table), self._unlisted)
+        if (value is None or value[:1] == b"\x03") and key is not None and key[:1] == b"\x00" and len(key) >= 5:
+            return self._by_schema_id(int.from_bytes(key[1:5], "big", signed=True), i, "key")
+        return self._all

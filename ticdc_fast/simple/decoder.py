@@ -25,13 +25,14 @@ from ..errors import DecodeError, UnavailableError
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
-from ..tables import split_table
+from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
 from ..values import ValueProblem
 from .hold import Held as _Held
 from .hold import HoldQueue
 from .messages import Msg, canonical_json, parse_message
 from .reference import ReferenceRows
+from .routing import SimpleRouter
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
@@ -132,6 +133,11 @@ class SimpleDecoder:
         the same typed fields holding the row's ``old`` image, converted exactly like ``data``:
         UPDATE its old row, DELETE the deleted row (which the columns hold too), null on INSERT,
         control and undecodable rows.
+    tables, unlisted: many tables in one pass (``ticdc_fast.tables``): ``{"db.t1": schema or
+        None, ...}``; ``decode`` returns a ``TableBatches`` whose batch of each table is what
+        ``table="db.t1", schema=...`` gives (None: the table's default Arrow schema, as without
+        ``schema=``); a WATERMARK belongs to every table.  Each message is decoded once, by its
+        table's decoder (docs/simple-protocol.md, "Many tables").
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -141,7 +147,7 @@ class SimpleDecoder:
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
-                 implementation: str | None = None):
+                 tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
         if encoding not in ("json", "avro"):
@@ -149,6 +155,16 @@ class SimpleDecoder:
         if on_hold_overflow not in ("raise", "emit"):
             raise ValueError("on_hold_overflow must be 'raise' or 'emit'")
         init_invalid_utf8(self, invalid_utf8)
+        self._router = None
+        if tables is not None:
+            self._init_tables(check_tables(tables, unlisted, table=table, schema=schema, schema_optional=True),
+                              unlisted, dict(
+                encoding=encoding, timezone=timezone, compression=compression, control_events=control_events,
+                hold_max_rows=hold_max_rows, hold_max_bytes=hold_max_bytes, on_hold_overflow=on_hold_overflow,
+                schemas=list(schemas or ()), claim_check_resolver=claim_check_resolver,
+                verify_checksum=verify_checksum, max_message_bytes=max_message_bytes,
+                invalid_utf8=invalid_utf8, implementation=implementation), state, old_image, on_error)
+            return
         if schema is not None and table is None:
             raise ValueError("typed mode needs table=")
         if old_image and table is None:
@@ -181,6 +197,62 @@ class SimpleDecoder:
             self._restore(state)
         if self._table is None or schema is not None:
             self._build(schema)
+
+    # ------------------------------------------------------------------ many tables
+    def _init_tables(self, tables: dict, unlisted: str, options: dict, state, old_image, on_error):
+        """One typed decoder per table (and a generic one for ``unlisted="generic"``), fed by
+        ``TableRouter``; ``state`` (from ``state()``) gives each its table's held messages."""
+        self.encoding = options["encoding"]
+        self.implementation = _impl.resolve(options["implementation"])
+        held = {}
+        for h in (state or {}).get("held", ()):
+            held.setdefault(tuple(h["key"][:2]), []).append(h)
+        base = {"version": 1, "encoding": self.encoding, "schemas": (state or {}).get("schemas", ())}
+        if state is not None and state.get("encoding") != self.encoding:
+            raise ValueError("state was saved by a decoder with another encoding")
+        parts = {}
+        for key, schema in tables.items():
+            mine = dict(base, held=held.pop(split_table(key), []))
+            parts[key] = SimpleDecoder(table=key, schema=schema, old_image=old_image,
+                                       state=mine if state is not None else None, **options)
+        other = None
+        if unlisted == "generic":
+            rest = dict(base, held=[h for hs in held.values() for h in hs])
+            other = SimpleDecoder(state=rest if state is not None else None, **options)
+        self._router = TableRouter(self, parts, other, SimpleRouter(
+            tables, self.encoding, check_compression(options["compression"]),
+            check_max_message_bytes(options["max_message_bytes"]), self.implementation), on_error)
+
+    def output_schemas(self, *, partitions: bool = False, offsets: bool = False) -> dict:
+        """``tables={...}``: ``{"db.table": schema, ...}`` of the batches ``decode`` gives."""
+        if self._router is None:
+            raise ValueError("output_schemas() is for tables={...}; use output_schema()")
+        return self._router.output_schemas(partitions, offsets)
+
+    def _parts(self) -> list:
+        return self._router._subs if self._router is not None else [self]
+
+    # what TableRouter asks of each table's decoder: decode() split in its steps
+    def _part_begin(self) -> None:
+        self._ensure_built()
+        self._schema_undo = []
+        self._held.begin()
+
+    def _part_mark(self) -> tuple:
+        return len(self._schema_undo), self._held.savepoint()
+
+    def _part_rollback(self, mark) -> None:
+        if self._schema_undo is None:
+            return
+        if mark is None:
+            self._undo_to(0, None)
+            self._schema_undo = None
+        else:
+            self._undo_to(*mark)
+
+    def _part_commit(self) -> None:
+        self._schema_undo = None
+        self._held.commit()
 
     # ------------------------------------------------------------------ configuration
     def _build(self, schema):
@@ -219,6 +291,8 @@ class SimpleDecoder:
         self._build(arrow_schema(max(known, key=lambda ts: ts.version)))
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        if self._router is not None:
+            raise ValueError("a decoder given tables={...} has one schema per table: output_schemas()")
         return self._policy.output_schema(self._batch_schema(partitions, offsets))
 
     def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
@@ -231,6 +305,8 @@ class SimpleDecoder:
         """Seed the cache with a TableSchema (dict, JSON text/bytes, or a BOOTSTRAP/DDL message value).
         Returns the cached TableSchema of its (database, table, version): the first one given, as
         TiCDC's own decoder keeps it (a later one with other columns is ignored)."""
+        if self._router is not None:
+            return [part.add_schema(obj) for part in self._parts()][0]
         if isinstance(obj, TableSchema):
             ts = obj
         else:
@@ -260,27 +336,31 @@ class SimpleDecoder:
         return first
 
     def table_schema(self, database: str, table: str, version: int | None = None) -> TableSchema | None:
-        cands = [ts for k, ts in self._schemas.items() if k[:2] == (database, table)
+        cands = [ts for part in self._parts() for k, ts in part._schemas.items() if k[:2] == (database, table)
                  and (version is None or k[2] == version)]
         return max(cands, key=lambda t: t.version) if cands else None
 
     def held(self) -> int:
         """Number of DML messages waiting for their schema."""
-        return len(self._held)
+        return sum(len(part._held) for part in self._parts())
 
     def held_positions(self) -> list[tuple]:
-        """``(partition, offset)`` of each DML message waiting for its schema, oldest first."""
-        return [(h.partition, h.offset) for h in self._held]
+        """``(partition, offset)`` of each DML message waiting for its schema, oldest first (with
+        ``tables=``: table by table)."""
+        return [(h.partition, h.offset) for part in self._parts() for h in part._held]
 
     @exclusive
     def state(self) -> dict:
-        """JSON-serialisable state (schemas and held rows) for ``SimpleDecoder(state=...)``."""
+        """JSON-serialisable state (schemas and held rows) for ``SimpleDecoder(state=...)``
+        (with ``tables=``, the same form: every table's decoder's, for a decoder given the same
+        ``tables=``)."""
+        schemas = {k: ts for part in self._parts() for k, ts in part._schemas.items()}
         return {
             "version": 1, "encoding": self.encoding,
-            "schemas": [orjson.loads(ts.json) for ts in self._schemas.values()],
+            "schemas": [orjson.loads(ts.json) for ts in schemas.values()],
             "held": [{"value": base64.b64encode(h.value).decode(), "key": list(h.key), "op": h.op,
                       "commit_ts": h.commit_ts, "partition": h.partition, "offset": h.offset}
-                     for h in self._held],
+                     for part in self._parts() for h in part._held],
         }
 
     def _restore(self, state: dict):
@@ -309,17 +389,15 @@ class SimpleDecoder:
         number of rows held or schemas known.)"""
         if keys is not None and len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
-        self._ensure_built()
-        self._schema_undo = []
-        self._held.begin()
+        if self._router is not None:
+            return self._router.decode(keys, values, partitions, offsets)
+        self._part_begin()
         try:
             out = self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
         except BaseException:
-            self._undo_to(0, None)
+            self._part_rollback(None)
             raise
-        finally:
-            self._schema_undo = None
-        self._held.commit()
+        self._part_commit()
         return out
 
     def _undo_to(self, schemas: int, held: int | None) -> None:
@@ -405,7 +483,14 @@ class SimpleDecoder:
 
     @exclusive
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
-        """Emit every held row as undecodable (end of stream), emptying the hold queue."""
+        """Emit every held row as undecodable (end of stream), emptying the hold queue (with
+        ``tables=``, a ``TableBatches``)."""
+        if self._router is not None:
+            out = TableBatches((key, part.flush(partitions=partitions, offsets=offsets))
+                               for key, part in self._router.parts.items())
+            if self._router.other is not None:
+                out[OTHER_TABLES] = self._router.other.flush(partitions=partitions, offsets=offsets)
+            return out
         self._ensure_built()
         self._batch = batch = _Batch(self._batch_no, 0)
         try:
