@@ -76,15 +76,16 @@ def test_unlisted_tables_skipped_and_counted_or_kept_generic(spark, impl, open_t
     assert _rows(other.where("_op <> 'RESOLVED'")) == _rows(generic)
 
 
-def test_simple_json_schemas_from_the_stream(spark, impl, simple_topic):
+def test_simple_json_three_tables(spark, impl, simple_topic):
     raw = _raw(spark, simple_topic, partitions=1)
-    stacked = tfs.decode(raw, "simple-json", tables={t: None for t in TABLES}, implementation=impl)
+    # the stream starts with one BOOTSTRAP per table
+    bootstraps = {f"shop.{json.loads(v)['tableSchema']['table']}": v for _, v in simple_topic[:3]}
+    schemas = {t: tfs.simple_table_schema(bootstraps[t])[1] for t in TABLES}     # DDL strings
+    stacked = tfs.decode(raw, "simple-json", tables=schemas, implementation=impl)
     per_table = tfs.split_tables(stacked)
     assert list(per_table) == list(TABLES)
-    # the stream starts with one BOOTSTRAP per table: the schema the decoder takes from it
-    bootstraps = {f"shop.{json.loads(v)['tableSchema']['table']}": v for _, v in simple_topic[:3]}
     for t in TABLES:
-        schema = tfs.simple_table_schema(bootstraps[t])[2]
+        schema = schemas[t]
         single = tfs.decode(raw, "simple-json", table=t, schema=schema, implementation=impl)
         want = _rows(single)
         assert len(want) > 20

@@ -117,7 +117,6 @@ def stack_batches(batches: TableBatches, schema: pa.Schema) -> pa.RecordBatch:
     keys = [k for k in batches if k != DEAD_LETTERS]
     dead = batches.get(DEAD_LETTERS)
     blocks = [(k, batches[k]) for k in keys] + ([(DEAD_LETTERS, dead)] if dead is not None else [])
-    total = sum(b.num_rows for _, b in blocks)
     cols = []
     for f in schema:
         if f.name == COL_TABLE_KEY:

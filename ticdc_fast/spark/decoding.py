@@ -215,8 +215,7 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     fails its task with the reason and the fix rather than decode 60–160× slower.
 
     Many tables of one topic in one pass: ``tables={"db.t1": schema1, "db.t2": schema2}`` (each
-    schema as ``schema`` takes it; ``None`` for a simple-protocol table whose schema the stream
-    carries) instead of ``table``/``schema``.  The output is one DataFrame: ``_op``,
+    schema as ``schema`` takes it) instead of ``table``/``schema``.  The output is one DataFrame: ``_op``,
     ``_commit_ts``, ``_table`` (``"db.t1"``...), one struct column per table named after it
     (that table's typed columns and trailer, null on other tables' rows), the dead-letter and
     Kafka columns; ``split_tables`` gives a DataFrame per table with the columns the single-table
@@ -226,8 +225,8 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if tables is not None:
-        tables = check_tables(tables, unlisted, table=table, schema=schema,
-                              schema_optional=protocol.startswith("simple"))  # DDL strings need the JVM
+        # in the driver (DDL strings need the JVM); a typed query's schema is needed up front
+        tables = check_tables(tables, unlisted, table=table, schema=schema)
         options["unlisted"] = unlisted
     elif (table is None) != (schema is None):
         raise ValueError("typed output needs both table= and schema=")

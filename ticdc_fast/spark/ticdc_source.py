@@ -26,9 +26,8 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
     ``StructType`` (``struct.json()``).
 ``tables`` and ``unlisted``
     many tables in one pass, as ``decode(tables=...)``: a JSON object ``{"db.t1": "id BIGINT,
-    ...", "db.t2": ...}`` (each schema a DDL string, a StructType JSON object, or null for a
-    simple-protocol table whose schema the stream carries); ``unlisted``: ``skip`` (default) or
-    ``generic``.  The output is the stacked layout; ``split_tables`` splits it.
+    ...", "db.t2": ...}`` (each schema a DDL string or a StructType JSON object); ``unlisted``:
+    ``skip`` (default) or ``generic``.  The output is the stacked layout; ``split_tables`` splits it.
 ``on_error``
     ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
 ``timezone``, ``compression``, ``registry``, ``oldImage``, ``implementation``
@@ -131,8 +130,8 @@ def parse_table_schema(text: str) -> StructType:
 
 
 def _parse_tables(text: str) -> dict:
-    """The ``tables`` option: a JSON object ``{"db.table": schema}``, each schema a DDL string,
-    the JSON object of a ``StructType``, or null (simple protocol: the schema the stream carries)."""
+    """The ``tables`` option: a JSON object ``{"db.table": schema}``, each schema a DDL string
+    or the JSON object of a ``StructType``."""
     try:
         given = json.loads(text)
     except ValueError as exc:
@@ -143,10 +142,10 @@ def _parse_tables(text: str) -> dict:
     for name, sch in given.items():
         if isinstance(sch, dict):
             sch = json.dumps(sch)
-        elif sch is not None and not isinstance(sch, str):
-            raise ValueError(f"ticdc: option 'tables': the schema of {name!r} must be a DDL string, "
-                             "a StructType JSON object or null")
-        out[name] = None if sch is None else parse_table_schema(sch)
+        elif not isinstance(sch, str):
+            raise ValueError(f"ticdc: option 'tables': the schema of {name!r} must be a DDL string "
+                             "or a StructType JSON object")
+        out[name] = parse_table_schema(sch)
     return out
 
 
@@ -172,8 +171,7 @@ class _DecodeOptions:
         if "tables" in opts:
             if self.table is not None or text is not None:
                 raise ValueError("ticdc: give either option 'tables' or 'table' and 'schema', not both")
-            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"),
-                                       schema_optional=self.protocol.startswith("simple"))
+            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"))
             dec["unlisted"] = opts.get("unlisted", "skip")
         elif (self.table is None) != (text is None):
             raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
