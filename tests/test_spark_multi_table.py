@@ -111,3 +111,29 @@ def test_ticdc_source_tables_option_on_a_real_broker(spark, kafka, impl, open_to
         assert a[t].columns == b[t].columns
         got = _rows(a[t].drop("_topic", "_timestamp"))
         assert got == _rows(b[t].drop("_topic", "_timestamp")) and len(got) > 50
+
+
+def test_avro_three_topics_one_pass(spark, impl):
+    """The Avro protocol has one topic per table: a query over several topics lists their tables.
+    The writer schemas come from a real schema registry over HTTP."""
+    from ticdc_fast.testing import LocalSchemaRegistry
+
+    st = realistic_stream("avro", 600, seed=7)
+    with LocalSchemaRegistry() as reg:
+        ids = {}
+        for sid, text in sorted(st.schemas.items()):
+            assert reg.register(f"s{sid}", text) == sid
+            rec = json.loads(text)
+            ids[f"shop.{rec['name']}"] = sid
+        assert set(ids) == set(TABLES)
+        schemas = {t: tfs.avro_table_schema(reg.url, ids[t])[1] for t in TABLES}
+        raw = _raw(spark, st.messages)
+        stacked = tfs.decode(raw, "avro", tables=schemas, registry=reg.url, implementation=impl)
+        per_table = tfs.split_tables(stacked)
+        assert list(per_table) == list(TABLES)
+        for t in TABLES:
+            single = tfs.decode(raw, "avro", table=t, schema=schemas[t], registry=reg.url, implementation=impl)
+            want = _rows(single)
+            assert len(want) > 20
+            assert per_table[t].columns == single.columns
+            assert _rows(per_table[t]) == want
