@@ -9,7 +9,7 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets, old_image_field
-from ..errors import DecodeError, UnavailableError
+from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
@@ -68,15 +68,33 @@ class AvroDecoder:
         (only sent by TiCDC's ``avro-include-before-value=true``; null otherwise), DELETE the
         deleted row as sent (the key columns of a tombstone, the pre-row of ``_tidb_op`` ``d``;
         the columns hold it too), null on INSERT/UPSERT and control rows.
+    on_schema_change: typed mode: what a new value schema of the table does when, against the
+        one before it, it adds a column the typed schema lacks or drops one it has (an ADD/DROP
+        COLUMN after the query started; columns the typed schema never had are a projection, no
+        change): ``"fail"`` (default) raises ``SchemaChangedError`` at the first message written
+        with it, naming the table and the columns (never skipped by ``on_error``); ``"ignore"``
+        counts it in ``stats.schema_changes_ignored`` and goes on: new columns are dropped
+        (unless ``extra_columns="error"``), dropped ones null.  Checked once per schema id.
+        "The one before" is the schema ``schema_id`` names when given, else the table's last
+        value schema this decoder saw (a decoder that starts after the change cannot see it).
+    schema_id: the registry id of the value schema the typed ``schema`` was taken from
+        (``schema="auto"`` sets it): ids up to it are the table's history, not a change (registry
+        ids only grow).
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
+                 on_schema_change: str = "fail", schema_id: int | None = None,
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
+        self._on_schema_change = check_on_schema_change(on_schema_change)
+        self._schema_id = schema_id
+        self._compiled = {}   # schema id -> WriterSchema not yet given to the row decoder
+        self._baseline_columns = None   # columns of the value schema ``schema_id`` names
+        self._last_columns = None       # columns of the table's last value schema seen
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if old_image and schema is None:
@@ -114,12 +132,42 @@ class AvroDecoder:
     @exclusive
     def writer_schema(self, schema_id: int):
         """The compiled writer schema of an id (fetched and cached on first use)."""
+        return self._writer_schema(schema_id)
+
+    def _writer_schema(self, schema_id: int, check=None):
         ws = self._writers.get(schema_id)
         if ws is None:
-            ws = compile_writer_schema(schema_id, self.source.get(schema_id))
+            ws = self._compiled.get(schema_id)
+            if ws is None:
+                ws = self._compiled[schema_id] = compile_writer_schema(schema_id, self.source.get(schema_id))
+            if check is not None:
+                check(ws)   # before the row decoder gets it: a failed check stops here again
+            del self._compiled[schema_id]
             self._writers[schema_id] = ws
             self._rows.register(ws)
         return ws
+
+    def _check_schema_change(self, ws, i: int) -> None:
+        """Typed mode: a new value schema of the table, against the one before it (the schema
+        ``schema_id`` names, else the last one this decoder saw), must not add a column the
+        target lacks nor drop one it has."""
+        cfg = self.config
+        if cfg.targets is None or (ws.database, ws.table) != (cfg.schema_name, cfg.table_name):
+            return
+        if self._schema_id is not None:
+            if ws.schema_id <= self._schema_id:
+                return   # the typed schema's own version or the table's history
+            if self._baseline_columns is None:
+                base = self._writer_schema(self._schema_id)
+                self._baseline_columns = [f.name for f in base.column_fields()]
+            before = self._baseline_columns
+        else:
+            before = self._last_columns
+        after = [f.name for f in ws.column_fields()]
+        if before is not None:
+            schema_change(f"{ws.database}.{ws.table}", [t.name for t in cfg.targets], before, after,
+                          f"value schema id {ws.schema_id}", i, self._on_schema_change, self.stats)
+        self._last_columns = after
 
     def _core_text_counter(self) -> int:
         return getattr(self._rows, "invalid_utf8_replaced", 0)
@@ -208,7 +256,7 @@ class AvroDecoder:
             if sid in self._writers:
                 continue
             try:
-                self.writer_schema(sid)
+                self._writer_schema(sid, (lambda ws: self._check_schema_change(ws, i)) if part == "value" else None)
             except RegistryFailure as exc:
                 if not exc.missing:
                     raise UnavailableError(str(exc), i, 1, part=part, location=self.source.url) from None

@@ -21,7 +21,7 @@ from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_m
                            decompress)
 from .. import claim_check
 from ..claim_check import local_claim_check
-from ..errors import DecodeError, UnavailableError
+from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
@@ -132,6 +132,16 @@ class SimpleDecoder:
         the same typed fields holding the row's ``old`` image, converted exactly like ``data``:
         UPDATE its old row, DELETE the deleted row (which the columns hold too), null on INSERT,
         control and undecodable rows.
+    on_schema_change: typed mode: what a DDL of the table in the stream does when it adds a
+        column the typed schema lacks or drops one it has (its ``preTableSchema`` against its
+        ``tableSchema``; columns the typed schema never had are a projection, no change):
+        ``"fail"`` (default) raises ``SchemaChangedError`` at that message, naming the table and
+        the columns (never skipped by ``on_error``); ``"ignore"`` counts it in
+        ``stats.schema_changes_ignored`` and goes on: new columns are dropped, dropped ones null.
+        Checked once per schema version; generic output is never affected.
+    schema_version: the TableSchema version the typed ``schema`` was taken from (``schema="auto"``
+        sets it): DDLs up to it are the table's history, not a change, and are not checked.
+        Without ``schema=`` it is the version of the TableSchema the default schema comes from.
     """
 
     def __init__(self, encoding: str = "json", *, table=None, schema: pa.Schema | None = None,
@@ -141,9 +151,13 @@ class SimpleDecoder:
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
+                 on_schema_change: str = "fail", schema_version: int | None = None,
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
+        self._on_schema_change = check_on_schema_change(on_schema_change)
+        self._schema_version = schema_version
+        self._versions_checked: set = set()   # keys compared with the target (never undone)
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
@@ -216,7 +230,10 @@ class SimpleDecoder:
         if not known:
             raise ValueError(f"typed mode for {'.'.join(self._table)} needs schema= or a seeded "
                              "TableSchema (schemas=...)")
-        self._build(arrow_schema(max(known, key=lambda ts: ts.version)))
+        latest = max(known, key=lambda ts: ts.version)
+        if self._schema_version is None:
+            self._schema_version = latest.version
+        self._build(arrow_schema(latest))
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         return self._policy.output_schema(self._batch_schema(partitions, offsets))
@@ -577,6 +594,8 @@ class SimpleDecoder:
                     where = field if exc.field == "tableSchema" else f"{field}.{exc.field}"
                     raise DecodeError(f"invalid TableSchema: {where}: {exc.problem}", msg, 0, exc.column,
                                       part="value") from None
+                if field == "tableSchema":
+                    self._check_schema_change(m, announced[-1] if announced else None, ts, msg)
                 self._store_schema(ts)
                 announced.append(ts)
         ts = announced[-1] if announced else None
@@ -601,6 +620,21 @@ class SimpleDecoder:
                 "_msg": row_msg})
         for t in announced:
             self._release(t.key)
+
+    def _check_schema_change(self, m: Msg, before, after, msg: int) -> None:
+        """Typed mode: a DDL of the table (its TableSchema before and after) must not add a
+        column the target lacks nor drop one it has; checked before the new version is stored,
+        so a failed check leaves the cache as it was."""
+        targets = self.config.targets
+        if targets is None or before is None or after is None or (after.database, after.table) != self._table \
+                or after.key in self._versions_checked or after.key in self._schemas:
+            return
+        if self._schema_version is None or after.version > self._schema_version:
+            what = f"the DDL of schema version {after.version}" + (f" ({m.sql})" if m.sql else "")
+            schema_change(f"{after.database}.{after.table}", [t.name for t in targets],
+                          [c.name for c in before.columns], [c.name for c in after.columns], what, msg,
+                          self._on_schema_change, self.stats)
+        self._versions_checked.add(after.key)   # history before the typed schema's version too
 
     def _hold(self, h: _Held) -> None:
         self._batch.held.append(self._held.append(h))

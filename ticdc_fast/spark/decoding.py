@@ -152,7 +152,8 @@ class _StatsParam:
 
 def decode_stats(spark):
     """An accumulator for ``decode(..., stats=acc)``: after an action, ``acc.value`` is the
-    ``DecodeStats`` (messages, rows, skipped, dead_lettered, invalid_utf8_replaced) summed over
+    ``DecodeStats`` (messages, rows, skipped, dead_lettered, invalid_utf8_replaced,
+    schema_changes_ignored) summed over
     the tasks that ran.  Like every Spark accumulator updated in a transformation, a task that
     is retried adds its counts again; a streaming query's counts grow with each micro-batch."""
     from pyspark.accumulators import AccumulatorParam
@@ -343,11 +344,13 @@ def _report_task(stats, acc) -> None:
         where = f"stage {ctx.stageId()} partition {ctx.partitionId()}" if ctx else "task"
     except Exception:  # noqa: BLE001 - a log line must not fail the task
         where = "task"
-    level = logging.WARNING if stats.skipped or stats.dead_lettered else logging.INFO
+    level = (logging.WARNING if stats.skipped or stats.dead_lettered or stats.schema_changes_ignored
+             else logging.INFO)
     logging.getLogger("ticdc_fast").log(
         level, "ticdc_fast decode (%s): %d messages -> %d rows; %d skipped, %d dead-lettered; "
-        "%d text values with invalid UTF-8 replaced", where, stats.messages, stats.rows, stats.skipped,
-        stats.dead_lettered, stats.invalid_utf8_replaced)
+        "%d text values with invalid UTF-8 replaced; %d schema changes ignored", where,
+        stats.messages, stats.rows, stats.skipped, stats.dead_lettered, stats.invalid_utf8_replaced,
+        stats.schema_changes_ignored)
     if acc is not None:
         acc.add(stats)
 
