@@ -26,6 +26,8 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
     ``StructType`` (``struct.json()``).
 ``on_error``
     ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
+``onSchemaChange``
+    typed output: ``fail`` (default) or ``ignore``, the decoders' ``on_schema_change``.
 ``timezone``, ``compression``, ``registry``, ``oldImage``, ``implementation``
     decoder options as ``decode`` takes them (``registry``: the schema registry URL of the Avro
     protocol; ``oldImage``: ``true`` for typed output's ``_before``).
@@ -154,6 +156,11 @@ class _DecodeOptions:
             if self.protocol != "avro":
                 raise ValueError("ticdc: option 'registry' is for protocol 'avro'")
             dec["registry"] = opts["registry"]
+        if "onschemachange" in opts:
+            from ..errors import check_on_schema_change
+            if self.table is None:
+                raise ValueError("ticdc: option 'onSchemaChange' is for typed output (table and schema)")
+            dec["on_schema_change"] = check_on_schema_change(opts["onschemachange"])
         if _bool(opts.get("oldimage", "false"), "oldImage"):
             dec["old_image"] = True
         self.decoder_options = dec
