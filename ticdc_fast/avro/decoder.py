@@ -77,8 +77,7 @@ class AvroDecoder:
         (unless ``extra_columns="error"``), dropped ones null.  Checked once per schema id.
         "The one before" is the schema ``schema_id`` names when given, else the table's last
         value schema this decoder saw (a decoder that starts after the change cannot see it).
-    schema_id: the registry id of the value schema the typed ``schema`` was taken from
-        (``schema="auto"`` sets it): ids up to it are the table's history, not a change (registry
+    schema_id: the registry id of the value schema the typed ``schema`` was taken from: ids up to it are the table's history, not a change (registry
         ids only grow).
     """
 

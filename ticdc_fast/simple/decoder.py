@@ -139,8 +139,7 @@ class SimpleDecoder:
         the columns (never skipped by ``on_error``); ``"ignore"`` counts it in
         ``stats.schema_changes_ignored`` and goes on: new columns are dropped, dropped ones null.
         Checked once per schema version; generic output is never affected.
-    schema_version: the TableSchema version the typed ``schema`` was taken from (``schema="auto"``
-        sets it): DDLs up to it are the table's history, not a change, and are not checked.
+    schema_version: the TableSchema version the typed ``schema`` was taken from: DDLs up to it are the table's history, not a change, and are not checked.
         Without ``schema=`` it is the version of the TableSchema the default schema comes from.
     """
 
