@@ -113,12 +113,16 @@ def check_on_schema_change(value: str) -> str:
 def schema_change(table: str, target_names, before_names, after_names, what: str, message_index,
                   on_change: str, stats) -> None:
     """One change of the typed table's columns (``before_names`` → ``after_names``) seen by a
-    typed decoder: it matters when it adds a column the typed target lacks (its values would be
-    dropped) or removes one the target has (it would be null from now on).  A target that leaves
-    out columns the table always had (a projection) is no change.  Raise SchemaChangedError
-    (``fail``) or count it (``ignore``).  Called once per schema version, where it is planned."""
+    typed decoder.  It matters only when it changes what the typed output holds: it removes a
+    column the target has (null from now on), or the target held the whole table (every column
+    of ``before``) and the table now has a column the target lacks (its values would be lost).
+    A target that already names the new columns (taken from the new schema) sees no change; a
+    target that leaves out columns of ``before`` is a projection, and a new column is one more
+    column it does not ask for.  Raise SchemaChangedError (``fail``) or count it (``ignore``).
+    Called once per schema version, where it is planned."""
     before, after, target = set(before_names), set(after_names), set(target_names)
-    added = tuple(c for c in after_names if c not in before and c not in target)
+    whole_table = before <= target
+    added = tuple(c for c in after_names if c not in before and c not in target) if whole_table else ()
     removed = tuple(c for c in target_names if c in before and c not in after)
     if not added and not removed:
         return

@@ -69,9 +69,10 @@ class AvroDecoder:
         deleted row as sent (the key columns of a tombstone, the pre-row of ``_tidb_op`` ``d``;
         the columns hold it too), null on INSERT/UPSERT and control rows.
     on_schema_change: typed mode: what a new value schema of the table does when, against the
-        one before it, it adds a column the typed schema lacks or drops one it has (an ADD/DROP
-        COLUMN after the query started; columns the typed schema never had are a projection, no
-        change): ``"fail"`` (default) raises ``SchemaChangedError`` at the first message written
+        one before it, it changes what the typed output holds (an ADD/DROP COLUMN after the query
+        started): it drops a column the typed schema has, or adds one it lacks while the typed
+        schema had every column of the table (a projection is not stopped by a new column):
+        ``"fail"`` (default) raises ``SchemaChangedError`` at the first message written
         with it, naming the table and the columns (never skipped by ``on_error``); ``"ignore"``
         counts it in ``stats.schema_changes_ignored`` and goes on: new columns are dropped
         (unless ``extra_columns="error"``), dropped ones null.  Checked once per schema id.

@@ -132,9 +132,11 @@ class SimpleDecoder:
         the same typed fields holding the row's ``old`` image, converted exactly like ``data``:
         UPDATE its old row, DELETE the deleted row (which the columns hold too), null on INSERT,
         control and undecodable rows.
-    on_schema_change: typed mode: what a DDL of the table in the stream does when it adds a
-        column the typed schema lacks or drops one it has (its ``preTableSchema`` against its
-        ``tableSchema``; columns the typed schema never had are a projection, no change):
+    on_schema_change: typed mode: what a DDL of the table in the stream does when it changes what
+        the typed output holds (its ``preTableSchema`` against its ``tableSchema``): it drops a
+        column the typed schema has, or adds one it lacks while the typed schema had every column
+        of the table (a typed schema that leaves columns out is a projection: a new column is one
+        more it does not ask for; one that already has the new column sees no change):
         ``"fail"`` (default) raises ``SchemaChangedError`` at that message, naming the table and
         the columns (never skipped by ``on_error``); ``"ignore"`` counts it in
         ``stats.schema_changes_ignored`` and goes on: new columns are dropped, dropped ones null.
