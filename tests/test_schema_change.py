@@ -68,7 +68,7 @@ def test_simple_add_column_fails_by_default_whatever_on_error(encoding, impl, on
     assert (e.message_index, e.partition, e.offset) == (2, 0, 12)
     text = str(e)
     assert "app.users" in text and "score" in text and "ADD COLUMN score" in text
-    assert "simple_table_schema" in text and "on_schema_change='ignore'" in text
+    assert "schema='auto'" in text and "on_schema_change='ignore'" in text
     assert pickle.loads(pickle.dumps(e)).added == ("score",)
     # all or nothing: nothing was learnt, the same batch fails again
     assert dec.table_schema("app", "users", V2.version) is None

@@ -4,6 +4,7 @@ the new column and counts the change; the generic changelog is unaffected."""
 from __future__ import annotations
 
 import itertools
+from decimal import Decimal
 
 import pyarrow as pa
 import pytest
@@ -61,3 +62,64 @@ def test_avro_add_column_mid_topic(spark, kafka):
         raw = _read(spark, kafka, _produce(kafka, "avro", msgs))
         generic = _check(spark, raw, "avro", registry=reg.url)
         assert [r["_op"] for r in generic] == ["INSERT", "INSERT"]
+
+
+# =========================================================================== schema="auto"
+def _kafka_options(kafka, topic):
+    return {"kafka.bootstrap.servers": kafka.bootstrap_servers, "subscribe": topic,
+            "startingOffsets": "earliest"}
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+def test_simple_auto_reads_the_latest_ddl_of_the_topic(spark, kafka, encoding):
+    from test_schema_auto import _drop_name_events
+    enc = SimpleEncoder(encoding)
+    topic = _produce(kafka, f"auto-{encoding}", enc.encode(_add_column_stream()))
+    opts = _kafka_options(kafka, topic)
+    protocol = f"simple-{encoding}"
+
+    def auto():
+        raw = spark.read.format("ticdc_kafka").options(**opts).load()   # read when collected
+        return tfs.decode(raw, protocol, table="app.users", schema="auto", kafka=opts)
+
+    typed = auto()
+    assert typed.columns[2:5] == ["id", "name", "score"]
+    rows = [r for r in typed.collect() if r["_op"] == "INSERT"]
+    assert [(r["id"], r["name"], r["score"]) for r in rows] == [(1, "a", None), (2, "b", Decimal("12.50"))]
+    # DROP COLUMN name in the middle of the topic: a query planned before it stops, naming the
+    # table, the column and the restart; planned again, auto takes the new schema
+    planned = auto()
+    kafka.produce(topic, enc.encode(_drop_name_events()))
+    with pytest.raises(Exception) as ei:
+        planned.collect()
+    text = str(ei.value)
+    assert "SchemaChangedError" in text and "app.users" in text and "name" in text
+    assert "schema='auto'" in text
+    again = auto()
+    assert again.columns[2:4] == ["id", "score"]
+    assert [r["id"] for r in again.collect() if r["_op"] == "INSERT"] == [1, 2, 3]
+    # the ticdc source resolves it the same way
+    src = (spark.read.format("ticdc").options(**opts).option("protocol", protocol)
+           .option("table", "app.users").option("schema", "auto").load())
+    assert src.columns[2:4] == ["id", "score"]
+    assert [r["id"] for r in src.collect() if r["_op"] == "INSERT"] == [1, 2, 3]
+
+
+def test_avro_auto_asks_the_registry(spark, kafka):
+    topic = f"schema-change-avro-auto-{next(_topics)}"
+    with LocalSchemaRegistry(host="127.0.0.79") as reg:
+        # the subject is the topic's, as TiCDC registers it
+        enc = AvroEncoder(reg.url, topic=topic, table_columns={("app", "users"): A1})
+        msgs = enc.encode([_avro_row(A1, 0, {"id": 1, "name": "a"})])
+        enc.table_columns[("app", "users")] = A2
+        msgs += enc.encode([_avro_row(A2, 1, {"id": 2, "name": "b", "score": 2.5})])
+        kafka.create_topic(topic, partitions=1)
+        kafka.produce(topic, msgs)
+        opts = _kafka_options(kafka, topic)
+        raw = spark.read.format("ticdc_kafka").options(**opts).load()
+        typed = tfs.decode(raw, "avro", table="app.users", schema="auto", kafka=opts, registry=reg.url)
+        assert typed.columns[2:5] == ["id", "name", "score"]
+        assert [(r["id"], r["name"], r["score"]) for r in typed.collect()] == [(1, "a", None), (2, "b", 2.5)]
+        src = (spark.read.format("ticdc").options(**opts).option("protocol", "avro")
+               .option("registry", reg.url).option("table", "app.users").option("schema", "auto").load())
+        assert [(r["id"], r["score"]) for r in src.collect()] == [(1, None), (2, 2.5)]

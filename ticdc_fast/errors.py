@@ -84,9 +84,8 @@ class SchemaChangedError(DecodeError):
     (the default) this stops decoding; an error policy never skips or dead-letters it
     (``on_error`` does not apply): every later row of the table would be affected.  ``table`` is
     ``"db.tbl"``; ``added`` the new columns the target lacks; ``removed`` the target columns the
-    new version lacks.  Restart with the new schema (``ticdc_fast.spark.simple_table_schema`` or
-    ``avro_table_schema`` read it from the stream or the registry) or pass
-    ``on_schema_change="ignore"``."""
+    new version lacks.  Restart with the new schema (``schema="auto"`` reads it from the stream
+    or the registry) or pass ``on_schema_change="ignore"``."""
 
     def __init__(self, reason: str, message_index: int | None = None,
                  byte_offset: int | None = None, column: str | None = None,
@@ -136,8 +135,8 @@ def schema_change(table: str, target_names, before_names, after_names, what: str
         parts.append(f"drops column(s) {', '.join(removed)} of the typed schema")
     raise SchemaChangedError(
         f"schema of table {table} changed under the typed query: {what} {' and '.join(parts)}; "
-        "restart the query from its last checkpoint with the new schema (ticdc_fast.spark."
-        "simple_table_schema / avro_table_schema read it from the stream or the registry), or pass on_schema_change='ignore' (new columns "
+        "restart the query from its last checkpoint with the new schema (schema='auto' reads it "
+        "from the stream or the registry), or pass on_schema_change='ignore' (new columns "
         "dropped and counted, dropped columns null)",
         message_index, 0, part="value", table=table, added=added, removed=removed)
 

@@ -80,13 +80,17 @@ class AvroDecoder:
         value schema this decoder saw (a decoder that starts after the change cannot see it).
     schema_id: the registry id of the value schema the typed ``schema`` was taken from: ids up to it are the table's history, not a change (registry
         ids only grow).
+    topic: with ``schema="auto"``: the Kafka topic; the typed schema is then the default Arrow
+        schema of the registry's latest value schema of subject ``<topic>-value``, asked once at
+        construction (``latest_value_schema``), and ``schema_id`` is its id.  It must be
+        ``table``'s; a later id that changes the table is a schema change (``on_schema_change``).
     """
 
     def __init__(self, registry=None, *, schemas: dict | None = None, table=None,
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
-                 on_schema_change: str = "fail", schema_id: int | None = None,
+                 on_schema_change: str = "fail", schema_id: int | None = None, topic: str | None = None,
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
@@ -104,6 +108,12 @@ class AvroDecoder:
         init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)
         self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
+        if isinstance(schema, str) and schema == "auto":
+            if topic is None:
+                raise ValueError("schema='auto' needs topic= (the registry subject is '<topic>-value')")
+            from .latest import latest_value_schema
+            latest_id, schema = latest_value_schema(self.source, topic, table)
+            self._schema_id = latest_id if schema_id is None else schema_id
         targets = compile_targets(schema) if schema is not None else None
         sn, tn = _split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)

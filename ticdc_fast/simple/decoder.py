@@ -108,6 +108,11 @@ class SimpleDecoder:
     encoding: ``"json"`` or ``"avro"`` (the changefeed's ``encoding-format``).
     table, schema: typed mode, as for ``OpenDecoder``; ``schema`` may be omitted once the table's
         TableSchema is known (seeded) — its default Arrow schema is then used.
+        ``schema="auto"``: the default Arrow schema of the table's latest TableSchema, the
+        seeded one (``schemas=``/``state=``) or else the latest BOOTSTRAP/DDL of the table in
+        the first ``decode()`` batch (``latest_table_schema``); a DDL up to its version is
+        history (it sets ``schema_version``).  Fixed from then on: a later DDL is a schema
+        change (``on_schema_change``).
     timezone: zone for TIMESTAMP values sent without a location (the simple protocol names it).
     compression: ``large-message-handle-compression`` (``none``, ``snappy``, ``lz4``).
     hold_max_rows, hold_max_bytes: bound on DML held while its schema is unknown.
@@ -156,6 +161,11 @@ class SimpleDecoder:
                  implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
+        self._auto = isinstance(schema, str) and schema == "auto"
+        if self._auto:
+            schema = None
+            if table is None:
+                raise ValueError("schema='auto' needs table=")
         self._on_schema_change = check_on_schema_change(on_schema_change)
         self._schema_version = schema_version
         self._versions_checked: set = set()   # keys compared with the target (never undone)
@@ -223,12 +233,23 @@ class SimpleDecoder:
         for ts in self._schemas.values():
             self._rows.register(ts)
 
-    def _ensure_built(self):
+    def _ensure_built(self, values=None):
         if self._rows is not None:
             return
         # typed mode without a schema: the table's default Arrow schema, once its TableSchema is known
         known = [ts for ts in self._schemas.values() if (ts.database, ts.table) == self._table]
+        if not known and self._auto and values is not None:
+            from .latest import latest_table_schema
+            found = latest_table_schema(as_pylist(values), self._table, encoding=self.encoding,
+                                        compression=self._compression,
+                                        max_message_bytes=self._max_message_bytes)
+            if found is not None:
+                known = [self._store_schema(found)]
         if not known:
+            if self._auto:
+                raise ValueError(f"schema='auto': no BOOTSTRAP or DDL of {'.'.join(self._table)} "
+                                 "known yet; seed its TableSchema (schemas=...) or decode a batch "
+                                 "that holds one")
             raise ValueError(f"typed mode for {'.'.join(self._table)} needs schema= or a seeded "
                              "TableSchema (schemas=...)")
         latest = max(known, key=lambda ts: ts.version)
@@ -327,7 +348,7 @@ class SimpleDecoder:
         number of rows held or schemas known.)"""
         if keys is not None and len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
-        self._ensure_built()
+        self._ensure_built(values)
         self._schema_undo = []
         self._held.begin()
         try:

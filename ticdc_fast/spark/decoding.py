@@ -184,7 +184,7 @@ def split_dead_letters(df):
 
 
 def decode(df, protocol: str, *, table=None, schema=None, implementation: str | None = None,
-           on_error: str = "fail", stats=None, **options):
+           on_error: str = "fail", stats=None, kafka: dict | None = None, **options):
     """Decode a DataFrame shaped like Spark's Kafka source (``key``, ``value`` binary, ``partition``,
     ``offset``; other columns ignored) with ``mapInArrow``.
 
@@ -205,6 +205,14 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
     ``ticdc_fast``, in the executor's stderr) and adds them to ``stats``, an accumulator from
     ``decode_stats(spark)``, when given.
 
+    ``schema="auto"`` (simple and Avro protocols): the driver resolves the table's schema when
+    ``decode`` is called — simple: its latest BOOTSTRAP/DDL in the topic, read from the earliest
+    offset up to now; Avro: the registry's latest value schema of subject ``<topic>-value`` —
+    and decodes with it (earlier DDLs/schema ids are history, later ones a schema change,
+    ``on_schema_change``).  ``kafka``: the options of the Kafka source the DataFrame reads
+    (``kafka.bootstrap.servers``, ``subscribe``...), which is where the driver looks.  Restarting
+    a query with ``schema="auto"`` after ``SchemaChangedError`` picks up the new schema.
+
     The workers decode with the driver's implementation (the compiled core unless
     ``implementation="python"`` or ``TICDC_FAST_PURE=1``); a worker that cannot load the core
     fails its task with the reason and the fix rather than decode 60–160× slower.
@@ -213,6 +221,15 @@ def decode(df, protocol: str, *, table=None, schema=None, implementation: str | 
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if (table is None) != (schema is None):
         raise ValueError("typed output needs both table= and schema=")
+    if isinstance(schema, str) and schema == "auto":
+        if kafka is None:
+            raise ValueError("schema='auto' needs kafka= (the Kafka source's options: where to "
+                             "read the table's schema)")
+        from .auto import resolve_auto_schema
+        schema, fixed = resolve_auto_schema(protocol, table, kafka, options)
+        options.update(fixed)
+    elif kafka is not None:
+        raise ValueError("kafka= is for schema='auto'")
     if schema is not None:
         schema = as_arrow_schema(schema)  # in the driver: a DDL string needs the JVM
     from ..policy import check_on_error

@@ -23,7 +23,8 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
 ``table`` and ``schema``
     typed output of one table (both or neither): ``db.tbl`` and the table's schema as a DDL
     string of flat columns (``"id BIGINT NOT NULL, price DECIMAL(10,2)"``) or the JSON of a
-    ``StructType`` (``struct.json()``).
+    ``StructType`` (``struct.json()``), or ``auto`` (simple and Avro protocols): resolved on the
+    driver when the query is planned, as ``decode(..., schema="auto")`` does.
 ``on_error``
     ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
 ``onSchemaChange``
@@ -146,7 +147,8 @@ class _DecodeOptions:
         text = opts.get("schema")
         if (self.table is None) != (text is None):
             raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
-        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None else None
+        auto = text is not None and text.strip().lower() == "auto"
+        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None and not auto else None
         dec: dict = {"on_error": check_on_error(opts.get("on_error", "fail")),
                      "implementation": _impl.resolve(opts.get("implementation"))}
         for name in ("timezone", "compression"):
@@ -163,6 +165,11 @@ class _DecodeOptions:
             dec["on_schema_change"] = check_on_schema_change(opts["onschemachange"])
         if _bool(opts.get("oldimage", "false"), "oldImage"):
             dec["old_image"] = True
+        if auto:
+            from .auto import resolve_auto_schema
+            self.schema, fixed = resolve_auto_schema(self.protocol, self.table, options, dec)
+            dec.update(fixed)
+        self.auto = auto
         self.decoder_options = dec
         self.claim_check_base = opts.get("claimcheckbase")
         if self.claim_check_base is not None and self.protocol == "avro":
@@ -228,6 +235,9 @@ class TicdcDataSource(DataSource):
         dopts = _DecodeOptions(self.options)
         expected = to_spark_struct(dopts.output_schema())
         if schema.fieldNames() != expected.fieldNames():
+            if dopts.auto:
+                raise ValueError("ticdc: schema 'auto': the table's schema changed while the query "
+                                 f"was planned (now {expected.simpleString()}); start it again")
             raise ValueError("ticdc: the source's columns are fixed by its options; do not give "
                              f"a user schema (expected {expected.simpleString()})")
         return _Options(self.options), dopts.kafka_schema(), dopts.spec(schema)
