@@ -78,7 +78,10 @@ TARGET = pa.schema([("c", pa.float64()), ("b", pa.string()), ("a", pa.int64()), 
 
 def test_mapping_by_name_across_schema_versions(impl):
     enc, msgs, (v1, v2, v3) = _versioned_stream()
-    batch = _typed(impl, _schemas(enc), TARGET).decode(*_split(msgs))
+    # v2 drops a and v3 drops b (both in the target): schema changes, taken with "ignore"
+    dec = _typed(impl, _schemas(enc), TARGET, on_schema_change="ignore")
+    batch = dec.decode(*_split(msgs))
+    assert dec.stats.schema_changes_ignored == 2
     assert batch.schema.names == ["_op", "_commit_ts", "c", "b", "a", "id", "never", "_ddl", "_value_schema_id"]
     assert batch.to_pylist() == [
         {"_op": "INSERT", "_commit_ts": _ts(0), "c": None, "b": "one", "a": -5, "id": 1, "never": None, "_ddl": None, "_value_schema_id": v1},
@@ -93,8 +96,8 @@ def test_mapping_by_name_across_schema_versions(impl):
 def test_mapping_by_name_in_batches_of_one(impl):
     """A schema id first seen in a later batch of the same decoder maps just the same."""
     enc, msgs, _ = _versioned_stream()
-    dec = _typed(impl, _schemas(enc), TARGET)
-    whole = _typed(impl, _schemas(enc), TARGET).decode(*_split(msgs))
+    dec = _typed(impl, _schemas(enc), TARGET, on_schema_change="ignore")
+    whole = _typed(impl, _schemas(enc), TARGET, on_schema_change="ignore").decode(*_split(msgs))
     singles = [dec.decode([k], [v]) for k, v in msgs]
     assert pa.Table.from_batches(singles).combine_chunks().to_batches()[0].equals(whole)
 
@@ -102,6 +105,7 @@ def test_mapping_by_name_in_batches_of_one(impl):
 def test_writer_lacks_target_column_is_null(impl):
     enc, msgs, _ = _versioned_stream()
     target = pa.schema([("only_in_target", pa.int64()), ("id", pa.int64())])
+    # a projection (it never had a and b): v2 adding c and v3 adding a again change nothing it holds
     rows = _typed(impl, _schemas(enc), target).decode(*_split(msgs)).to_pylist()
     assert [r["only_in_target"] for r in rows] == [None] * 6
     assert [r["id"] for r in rows] == [1, 2, 3, 1, 4, 2]
@@ -109,7 +113,9 @@ def test_writer_lacks_target_column_is_null(impl):
 
 def test_extra_writer_columns_ignored_by_default(impl):
     enc, msgs, _ = _versioned_stream()
-    rows = _typed(impl, _schemas(enc), pa.schema([("id", pa.int64())])).decode(*_split(msgs)).to_pylist()
+    dec = _typed(impl, _schemas(enc), pa.schema([("id", pa.int64())]))
+    rows = dec.decode(*_split(msgs)).to_pylist()
+    assert dec.stats.schema_changes_ignored == 0   # a projection: new columns change nothing it holds
     assert [(r["_op"], r["id"]) for r in rows] == [("INSERT", 1), ("INSERT", 2), ("INSERT", 3), ("DELETE", 1),
                                                    ("INSERT", 4), ("UPDATE", 2)]
 
@@ -120,15 +126,16 @@ def test_extra_writer_columns_error(impl):
     # target has every column of v1 and v3 but not v2's "c"... and v3's "c": first hit is message 2
     target = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
     with pytest.raises(ticdc_fast.DecodeError) as ei:
-        _typed(impl, _schemas(enc), target, extra_columns="error").decode(keys, values)
+        _typed(impl, _schemas(enc), target, extra_columns="error", on_schema_change="ignore").decode(keys, values)
     assert ei.value.message_index == 2 and ei.value.column == "c"
     assert "'c'" in str(ei.value) and ei.value.part == "value"
     # v1 alone is fine (the _tidb_* extension fields never count as extra columns)
     ok = _typed(impl, _schemas(enc), target, extra_columns="error").decode(keys[:2], values[:2])
     assert ok.column("b").to_pylist() == ["one", "two"]
-    # with the full set of names, every version decodes
+    # with the full set of names, every version decodes (v2 and v3 drop a and b: changes, ignored)
     full = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string()), ("c", pa.float64())])
-    assert _typed(impl, _schemas(enc), full, extra_columns="error").decode(keys, values).num_rows == 6
+    assert _typed(impl, _schemas(enc), full, extra_columns="error",
+                  on_schema_change="ignore").decode(keys, values).num_rows == 6
 
 
 def test_extra_columns_argument_is_checked(impl):

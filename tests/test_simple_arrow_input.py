@@ -61,7 +61,9 @@ def test_arrow_input_typed(encoding, impl):
     probe = ticdc_fast.SimpleDecoder(encoding, implementation="python")
     probe.decode(None, values[:1])
     schema = ticdc_fast.simple_arrow_schema(probe.table_schema("shop", "orders"))
-    kw = dict(table="shop.orders", schema=schema, control_events=False)
+    # the schema is the first BOOTSTRAP's whole table and the stream's ALTERs add columns: a
+    # real schema change, decoded on with the new columns dropped
+    kw = dict(table="shop.orders", schema=schema, control_events=False, on_schema_change="ignore")
     want = ticdc_fast.SimpleDecoder(encoding, implementation=impl, **kw).decode(None, values)
     for layout, arr in _layouts(values).items():
         got = ticdc_fast.SimpleDecoder(encoding, implementation=impl, **kw).decode(None, arr)

@@ -78,6 +78,69 @@ class UnavailableError(DecodeError):
                              self.part, self.partition, self.offset, self.location))
 
 
+class SchemaChangedError(DecodeError):
+    """A typed decoder met a version of its table's schema whose columns differ from the typed
+    target: a DDL (ADD/DROP COLUMN...) after the query started.  With ``on_schema_change="fail"``
+    (the default) this stops decoding; an error policy never skips or dead-letters it
+    (``on_error`` does not apply): every later row of the table would be affected.  ``table`` is
+    ``"db.tbl"``; ``added`` the new columns the target lacks; ``removed`` the target columns the
+    new version lacks.  Restart with the new schema (``schema="auto"`` reads it from the stream
+    or the registry) or pass ``on_schema_change="ignore"``."""
+
+    def __init__(self, reason: str, message_index: int | None = None,
+                 byte_offset: int | None = None, column: str | None = None,
+                 part: str | None = None, partition: int | None = None, offset: int | None = None,
+                 table: str | None = None, added: tuple = (), removed: tuple = ()):
+        self.table, self.added, self.removed = table, tuple(added), tuple(removed)
+        super().__init__(reason, message_index, byte_offset, column, part, partition, offset)
+
+    def __reduce__(self):
+        return (type(self), (self.reason, self.message_index, self.byte_offset, self.column,
+                             self.part, self.partition, self.offset, self.table, self.added,
+                             self.removed))
+
+
+ON_SCHEMA_CHANGE = ("fail", "ignore")
+
+
+def check_on_schema_change(value: str) -> str:
+    if value not in ON_SCHEMA_CHANGE:
+        raise ValueError(f"on_schema_change must be 'fail' or 'ignore', not {value!r}")
+    return value
+
+
+def schema_change(table: str, target_names, before_names, after_names, what: str, message_index,
+                  on_change: str, stats) -> None:
+    """One change of the typed table's columns (``before_names`` → ``after_names``) seen by a
+    typed decoder.  It matters only when it changes what the typed output holds: it removes a
+    column the target has (null from now on), or the target held the whole table (every column
+    of ``before``) and the table now has a column the target lacks (its values would be lost).
+    A target that already names the new columns (taken from the new schema) sees no change; a
+    target that leaves out columns of ``before`` is a projection, and a new column is one more
+    column it does not ask for.  Raise SchemaChangedError (``fail``) or count it (``ignore``).
+    Called once per schema version, where it is planned."""
+    before, after, target = set(before_names), set(after_names), set(target_names)
+    whole_table = before <= target
+    added = tuple(c for c in after_names if c not in before and c not in target) if whole_table else ()
+    removed = tuple(c for c in target_names if c in before and c not in after)
+    if not added and not removed:
+        return
+    if on_change == "ignore":
+        stats.schema_changes_ignored += 1
+        return
+    parts = []
+    if added:
+        parts.append(f"adds column(s) {', '.join(added)} that the typed schema lacks")
+    if removed:
+        parts.append(f"drops column(s) {', '.join(removed)} of the typed schema")
+    raise SchemaChangedError(
+        f"schema of table {table} changed under the typed query: {what} {' and '.join(parts)}; "
+        "restart the query from its last checkpoint with the new schema (schema='auto' reads it "
+        "from the stream or the registry), or pass on_schema_change='ignore' (new columns "
+        "dropped and counted, dropped columns null)",
+        message_index, 0, part="value", table=table, added=added, removed=removed)
+
+
 class SlowImplementationWarning(RuntimeWarning):
     """The compiled core could not be loaded: decoding falls back to the pure-Python twin, which
     gives the same output 60–160× slower.  The message says why and how to fix it."""

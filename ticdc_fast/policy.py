@@ -8,8 +8,9 @@ same single pass as ``fail``; each bad message costs one extra pass over the par
 before it, never more (each stretch of good messages is decoded at most twice).
 
 Not every ``DecodeError`` is about a message.  ``UnavailableError`` (registry or claim-check store
-unreachable) and errors tied to no message (a bound on held rows, a key/value count mismatch)
-always raise: skipping them would lose messages that are fine.
+unreachable), ``SchemaChangedError`` (the typed table's schema changed under the query) and errors
+tied to no message (a bound on held rows, a key/value count mismatch) always raise: skipping them
+would lose messages that are fine.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from . import _constants as C
-from .errors import DecodeError, UnavailableError
+from .errors import DecodeError, SchemaChangedError, UnavailableError
 from .tables import DEAD_LETTERS, TableBatches
 
 ON_ERROR = ("fail", "skip", "dead_letter")
@@ -63,6 +64,7 @@ class DecodeStats:
     dead_lettered: int = 0          # bad messages given as ERROR rows (on_error="dead_letter")
     invalid_utf8_replaced: int = 0  # text values whose invalid UTF-8 became U+FFFD
     unlisted_rows: int = 0          # tables={...}, unlisted="skip": rows of tables not listed
+    schema_changes_ignored: int = 0  # typed table's schema versions unlike the target (on_schema_change="ignore")
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -164,7 +166,7 @@ class ErrorPolicy:
                 try:
                     out = decode_batch(_slice(keys, start, stop), _slice(values, start, stop),
                                        _slice(partitions, start, stop), _slice(offsets, start, stop))
-                except UnavailableError as exc:
+                except (UnavailableError, SchemaChangedError) as exc:
                     if exc.message_index is not None:
                         exc.message_index += start
                         exc.args = (exc._text(),)

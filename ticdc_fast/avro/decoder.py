@@ -9,7 +9,7 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import _impl
 from ..arrow_types import Target, compile_targets, old_image_field
-from ..errors import DecodeError, UnavailableError
+from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
                          is_binary_array, with_kafka_fields)
@@ -68,6 +68,22 @@ class AvroDecoder:
         (only sent by TiCDC's ``avro-include-before-value=true``; null otherwise), DELETE the
         deleted row as sent (the key columns of a tombstone, the pre-row of ``_tidb_op`` ``d``;
         the columns hold it too), null on INSERT/UPSERT and control rows.
+    on_schema_change: typed mode: what a new value schema of the table does when, against the
+        one before it, it changes what the typed output holds (an ADD/DROP COLUMN after the query
+        started): it drops a column the typed schema has, or adds one it lacks while the typed
+        schema had every column of the table (a projection is not stopped by a new column):
+        ``"fail"`` (default) raises ``SchemaChangedError`` at the first message written
+        with it, naming the table and the columns (never skipped by ``on_error``); ``"ignore"``
+        counts it in ``stats.schema_changes_ignored`` and goes on: new columns are dropped
+        (unless ``extra_columns="error"``), dropped ones null.  Checked once per schema id.
+        "The one before" is the schema ``schema_id`` names when given, else the table's last
+        value schema this decoder saw (a decoder that starts after the change cannot see it).
+    schema_id: the registry id of the value schema the typed ``schema`` was taken from: ids up to it are the table's history, not a change (registry
+        ids only grow).
+    topic: with ``schema="auto"``: the Kafka topic; the typed schema is then the default Arrow
+        schema of the registry's latest value schema of subject ``<topic>-value``, asked once at
+        construction (``latest_value_schema``), and ``schema_id`` is its id.  It must be
+        ``table``'s; a later id that changes the table is a schema change (``on_schema_change``).
     tables, unlisted: a consumer of several topics (one per table) in one pass
         (``ticdc_fast.tables``): ``{"db.t1": schema, ...}``; ``decode`` returns a
         ``TableBatches`` whose batch of each table is what ``table="db.t1", schema=...`` gives;
@@ -78,11 +94,16 @@ class AvroDecoder:
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
+                 on_schema_change: str = "fail", schema_id: int | None = None, topic: str | None = None,
                  tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         self._router = None
         self._compiled = {}     # schema id -> WriterSchema, shared by the decoders of tables={...}
+        self._on_schema_change = check_on_schema_change(on_schema_change)
+        self._schema_id = schema_id
+        self._baseline_columns = None   # columns of the value schema ``schema_id`` names
+        self._last_columns = None       # columns of the table's last value schema seen
         if tables is not None:
             tables = check_tables(tables, unlisted, table=table, schema=schema)
             init_invalid_utf8(self, invalid_utf8)
@@ -90,7 +111,8 @@ class AvroDecoder:
             self.implementation = _impl.resolve(implementation)
             options = dict(timezone=timezone, control_events=control_events, extra_columns=extra_columns,
                            invalid_utf8=invalid_utf8, implementation=implementation)
-            parts = {key: self._part(table=key, schema=sch, old_image=old_image, **options)
+            typed = dict(on_schema_change=on_schema_change)
+            parts = {key: self._part(table=key, schema=sch, old_image=old_image, **typed, **options)
                      for key, sch in tables.items()}
             other = self._part(**options) if unlisted == "generic" else None
             self._router = TableRouter(self, parts, other, AvroRouter(tables, self), on_error)
@@ -104,6 +126,12 @@ class AvroDecoder:
         init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)
         self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
+        if isinstance(schema, str) and schema == "auto":
+            if topic is None:
+                raise ValueError("schema='auto' needs topic= (the registry subject is '<topic>-value')")
+            from .latest import latest_value_schema
+            latest_id, schema = latest_value_schema(self.source, topic, table)
+            self._schema_id = latest_id if schema_id is None else schema_id
         targets = compile_targets(schema) if schema is not None else None
         sn, tn = split_table(table) if table is not None else (None, None)
         bounds, offs = local_table(timezone)
@@ -167,12 +195,39 @@ class AvroDecoder:
     @exclusive
     def writer_schema(self, schema_id: int):
         """The compiled writer schema of an id (fetched and cached on first use)."""
+        return self._writer_schema(schema_id)
+
+    def _writer_schema(self, schema_id: int, check=None):
         ws = self._writers.get(schema_id)
         if ws is None:
             ws = self._compiled_schema(schema_id)
+            if check is not None:
+                check(ws)   # before the row decoder gets it: a failed check stops here again
             self._writers[schema_id] = ws
             self._rows.register(ws)
         return ws
+
+    def _check_schema_change(self, ws, i: int) -> None:
+        """Typed mode: a new value schema of the table, against the one before it (the schema
+        ``schema_id`` names, else the last one this decoder saw), must not add a column the
+        target lacks nor drop one it has."""
+        cfg = self.config
+        if cfg.targets is None or (ws.database, ws.table) != (cfg.schema_name, cfg.table_name):
+            return
+        if self._schema_id is not None:
+            if ws.schema_id <= self._schema_id:
+                return   # the typed schema's own version or the table's history
+            if self._baseline_columns is None:
+                base = self._writer_schema(self._schema_id)
+                self._baseline_columns = [f.name for f in base.column_fields()]
+            before = self._baseline_columns
+        else:
+            before = self._last_columns
+        after = [f.name for f in ws.column_fields()]
+        if before is not None:
+            schema_change(f"{ws.database}.{ws.table}", [t.name for t in cfg.targets], before, after,
+                          f"value schema id {ws.schema_id}", i, self._on_schema_change, self.stats)
+        self._last_columns = after
 
     def _core_text_counter(self) -> int:
         return getattr(self._rows, "invalid_utf8_replaced", 0)
@@ -263,7 +318,7 @@ class AvroDecoder:
             if sid in self._writers:
                 continue
             try:
-                self.writer_schema(sid)
+                self._writer_schema(sid, (lambda ws: self._check_schema_change(ws, i)) if part == "value" else None)
             except RegistryFailure as exc:
                 if not exc.missing:
                     raise UnavailableError(str(exc), i, 1, part=part, location=self.source.url) from None

@@ -80,6 +80,12 @@ class SchemaSource:
             self._client = SchemaRegistryClient(self._config)
         return self._client
 
+    def _explain(self, exc) -> tuple:
+        """(HTTP status or None, its prefix for a message, the error text without the password)."""
+        code = getattr(exc, "http_status_code", None)
+        secret = self._config.get("basic.auth.user.info", "\0") if self._config else "\0"
+        return code, f"HTTP {code}: " if code else "", str(getattr(exc, "error_message", "") or exc).replace(secret, "***")
+
     def get(self, schema_id: int) -> str:
         if schema_id in self.offline:
             return self.offline[schema_id]
@@ -95,11 +101,26 @@ class SchemaSource:
         try:
             text = client.get_schema(schema_id).schema_str
         except Exception as exc:  # SchemaRegistryError, httpx errors, timeouts
-            code = getattr(exc, "http_status_code", None)
-            what = f"HTTP {code}: " if code else ""
-            msg = str(getattr(exc, "error_message", "") or exc).replace(self._config.get("basic.auth.user.info", "\0") if self._config else "\0", "***")
+            code, what, msg = self._explain(exc)
             raise RegistryFailure(f"schema id {schema_id} from registry {self.url}: {what}{msg}",
                                   missing=code == 404) from None
         with _LOCK:
             _CACHE[key] = text
         return text
+
+    def latest(self, subject: str) -> tuple[int, str]:
+        """(schema id, writer-schema JSON text) of the latest version registered under
+        ``subject``; the text is cached by id like ``get``'s."""
+        client = self._client_or_create()
+        if client is None:
+            raise RegistryFailure(f"the latest schema of subject {subject!r} needs a registry", missing=True)
+        try:
+            got = client.get_latest_version(subject)
+        except Exception as exc:  # SchemaRegistryError, httpx errors, timeouts
+            code, what, msg = self._explain(exc)
+            raise RegistryFailure(f"the latest schema of subject {subject!r} from registry {self.url}: {what}{msg}",
+                                  missing=code == 404) from None
+        sid, text = int(got.schema_id), got.schema.schema_str
+        with _LOCK:
+            _CACHE.setdefault((self.url or "", sid), text)
+        return sid, text

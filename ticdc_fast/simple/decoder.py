@@ -21,7 +21,7 @@ from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_m
                            decompress)
 from .. import claim_check
 from ..claim_check import local_claim_check
-from ..errors import DecodeError, UnavailableError
+from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
                          with_kafka_fields)
@@ -109,6 +109,11 @@ class SimpleDecoder:
     encoding: ``"json"`` or ``"avro"`` (the changefeed's ``encoding-format``).
     table, schema: typed mode, as for ``OpenDecoder``; ``schema`` may be omitted once the table's
         TableSchema is known (seeded) — its default Arrow schema is then used.
+        ``schema="auto"``: the default Arrow schema of the table's latest TableSchema, the
+        seeded one (``schemas=``/``state=``) or else the latest BOOTSTRAP/DDL of the table in
+        the first ``decode()`` batch (``latest_table_schema``); a DDL up to its version is
+        history (it sets ``schema_version``).  Fixed from then on: a later DDL is a schema
+        change (``on_schema_change``).
     timezone: zone for TIMESTAMP values sent without a location (the simple protocol names it).
     compression: ``large-message-handle-compression`` (``none``, ``snappy``, ``lz4``).
     hold_max_rows, hold_max_bytes: bound on DML held while its schema is unknown.
@@ -133,6 +138,17 @@ class SimpleDecoder:
         the same typed fields holding the row's ``old`` image, converted exactly like ``data``:
         UPDATE its old row, DELETE the deleted row (which the columns hold too), null on INSERT,
         control and undecodable rows.
+    on_schema_change: typed mode: what a DDL of the table in the stream does when it changes what
+        the typed output holds (its ``preTableSchema`` against its ``tableSchema``): it drops a
+        column the typed schema has, or adds one it lacks while the typed schema had every column
+        of the table (a typed schema that leaves columns out is a projection: a new column is one
+        more it does not ask for; one that already has the new column sees no change):
+        ``"fail"`` (default) raises ``SchemaChangedError`` at that message, naming the table and
+        the columns (never skipped by ``on_error``); ``"ignore"`` counts it in
+        ``stats.schema_changes_ignored`` and goes on: new columns are dropped, dropped ones null.
+        Checked once per schema version; generic output is never affected.
+    schema_version: the TableSchema version the typed ``schema`` was taken from: DDLs up to it are the table's history, not a change, and are not checked.
+        Without ``schema=`` it is the version of the TableSchema the default schema comes from.
     tables, unlisted: many tables in one pass (``ticdc_fast.tables``): ``{"db.t1": schema or
         None, ...}``; ``decode`` returns a ``TableBatches`` whose batch of each table is what
         ``table="db.t1", schema=...`` gives (None: the table's default Arrow schema, as without
@@ -147,9 +163,18 @@ class SimpleDecoder:
                  claim_check_resolver: Callable[[str], bytes] | None = None,
                  verify_checksum: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
+                 on_schema_change: str = "fail", schema_version: int | None = None,
                  tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
+        self._auto = isinstance(schema, str) and schema == "auto"
+        if self._auto:
+            schema = None
+            if table is None:
+                raise ValueError("schema='auto' needs table=")
+        self._on_schema_change = check_on_schema_change(on_schema_change)
+        self._schema_version = schema_version
+        self._versions_checked: set = set()   # keys compared with the target (never undone)
         if encoding not in ("json", "avro"):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
@@ -163,7 +188,8 @@ class SimpleDecoder:
                 hold_max_rows=hold_max_rows, hold_max_bytes=hold_max_bytes, on_hold_overflow=on_hold_overflow,
                 schemas=list(schemas or ()), claim_check_resolver=claim_check_resolver,
                 verify_checksum=verify_checksum, max_message_bytes=max_message_bytes,
-                invalid_utf8=invalid_utf8, implementation=implementation), state, old_image, on_error)
+                invalid_utf8=invalid_utf8, implementation=implementation), state, old_image, on_error,
+                on_schema_change)
             return
         if schema is not None and table is None:
             raise ValueError("typed mode needs table=")
@@ -199,7 +225,8 @@ class SimpleDecoder:
             self._build(schema)
 
     # ------------------------------------------------------------------ many tables
-    def _init_tables(self, tables: dict, unlisted: str, options: dict, state, old_image, on_error):
+    def _init_tables(self, tables: dict, unlisted: str, options: dict, state, old_image, on_error,
+                     on_schema_change):
         """One typed decoder per table (and a generic one for ``unlisted="generic"``), fed by
         ``TableRouter``; ``state`` (from ``state()``) gives each its table's held messages."""
         self.encoding = options["encoding"]
@@ -214,6 +241,7 @@ class SimpleDecoder:
         for key, schema in tables.items():
             mine = dict(base, held=held.pop(split_table(key), []))
             parts[key] = SimpleDecoder(table=key, schema=schema, old_image=old_image,
+                                       on_schema_change=on_schema_change,
                                        state=mine if state is not None else None, **options)
         other = None
         if unlisted == "generic":
@@ -233,8 +261,8 @@ class SimpleDecoder:
         return self._router._subs if self._router is not None else [self]
 
     # what TableRouter asks of each table's decoder: decode() split in its steps
-    def _part_begin(self) -> None:
-        self._ensure_built()
+    def _part_begin(self, values=None) -> None:
+        self._ensure_built(values)
         self._schema_undo = []
         self._held.begin()
 
@@ -280,15 +308,29 @@ class SimpleDecoder:
         for ts in self._schemas.values():
             self._rows.register(ts)
 
-    def _ensure_built(self):
+    def _ensure_built(self, values=None):
         if self._rows is not None:
             return
         # typed mode without a schema: the table's default Arrow schema, once its TableSchema is known
         known = [ts for ts in self._schemas.values() if (ts.database, ts.table) == self._table]
+        if not known and self._auto and values is not None:
+            from .latest import latest_table_schema
+            found = latest_table_schema(as_pylist(values), self._table, encoding=self.encoding,
+                                        compression=self._compression,
+                                        max_message_bytes=self._max_message_bytes)
+            if found is not None:
+                known = [self._store_schema(found)]
         if not known:
+            if self._auto:
+                raise ValueError(f"schema='auto': no BOOTSTRAP or DDL of {'.'.join(self._table)} "
+                                 "known yet; seed its TableSchema (schemas=...) or decode a batch "
+                                 "that holds one")
             raise ValueError(f"typed mode for {'.'.join(self._table)} needs schema= or a seeded "
                              "TableSchema (schemas=...)")
-        self._build(arrow_schema(max(known, key=lambda ts: ts.version)))
+        latest = max(known, key=lambda ts: ts.version)
+        if self._schema_version is None:
+            self._schema_version = latest.version
+        self._build(arrow_schema(latest))
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
         if self._router is not None:
@@ -391,7 +433,7 @@ class SimpleDecoder:
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
         if self._router is not None:
             return self._router.decode(keys, values, partitions, offsets)
-        self._part_begin()
+        self._part_begin(values)
         try:
             out = self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
         except BaseException:
@@ -662,6 +704,8 @@ class SimpleDecoder:
                     where = field if exc.field == "tableSchema" else f"{field}.{exc.field}"
                     raise DecodeError(f"invalid TableSchema: {where}: {exc.problem}", msg, 0, exc.column,
                                       part="value") from None
+                if field == "tableSchema":
+                    self._check_schema_change(m, announced[-1] if announced else None, ts, msg)
                 self._store_schema(ts)
                 announced.append(ts)
         ts = announced[-1] if announced else None
@@ -686,6 +730,21 @@ class SimpleDecoder:
                 "_msg": row_msg})
         for t in announced:
             self._release(t.key)
+
+    def _check_schema_change(self, m: Msg, before, after, msg: int) -> None:
+        """Typed mode: a DDL of the table (its TableSchema before and after) must not add a
+        column the target lacks nor drop one it has; checked before the new version is stored,
+        so a failed check leaves the cache as it was."""
+        targets = self.config.targets
+        if targets is None or before is None or after is None or (after.database, after.table) != self._table \
+                or after.key in self._versions_checked or after.key in self._schemas:
+            return
+        if self._schema_version is None or after.version > self._schema_version:
+            what = f"the DDL of schema version {after.version}" + (f" ({m.sql})" if m.sql else "")
+            schema_change(f"{after.database}.{after.table}", [t.name for t in targets],
+                          [c.name for c in before.columns], [c.name for c in after.columns], what, msg,
+                          self._on_schema_change, self.stats)
+        self._versions_checked.add(after.key)   # history before the typed schema's version too
 
     def _hold(self, h: _Held) -> None:
         self._batch.held.append(self._held.append(h))

@@ -138,7 +138,8 @@ class _StatsParam:
 
 def decode_stats(spark):
     """An accumulator for ``decode(..., stats=acc)``: after an action, ``acc.value`` is the
-    ``DecodeStats`` (messages, rows, skipped, dead_lettered, invalid_utf8_replaced) summed over
+    ``DecodeStats`` (messages, rows, skipped, dead_lettered, invalid_utf8_replaced,
+    schema_changes_ignored) summed over
     the tasks that ran.  Like every Spark accumulator updated in a transformation, a task that
     is retried adds its counts again; a streaming query's counts grow with each micro-batch."""
     from pyspark.accumulators import AccumulatorParam
@@ -189,7 +190,8 @@ def split_tables(df) -> dict:
 
 
 def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted: str = "skip",
-           implementation: str | None = None, on_error: str = "fail", stats=None, **options):
+           implementation: str | None = None, on_error: str = "fail", stats=None, kafka: dict | None = None,
+           **options):
     """Decode a DataFrame shaped like Spark's Kafka source (``key``, ``value`` binary, ``partition``,
     ``offset``; other columns ignored) with ``mapInArrow``.
 
@@ -209,6 +211,14 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     separates them); see docs/error-handling.md.  Each task logs one line with its counts (logger
     ``ticdc_fast``, in the executor's stderr) and adds them to ``stats``, an accumulator from
     ``decode_stats(spark)``, when given.
+
+    ``schema="auto"`` (simple and Avro protocols): the driver resolves the table's schema when
+    ``decode`` is called — simple: its latest BOOTSTRAP/DDL in the topic, read from the earliest
+    offset up to now; Avro: the registry's latest value schema of subject ``<topic>-value`` —
+    and decodes with it (earlier DDLs/schema ids are history, later ones a schema change,
+    ``on_schema_change``).  ``kafka``: the options of the Kafka source the DataFrame reads
+    (``kafka.bootstrap.servers``, ``subscribe``...), which is where the driver looks.  Restarting
+    a query with ``schema="auto"`` after ``SchemaChangedError`` picks up the new schema.
 
     The workers decode with the driver's implementation (the compiled core unless
     ``implementation="python"`` or ``TICDC_FAST_PURE=1``); a worker that cannot load the core
@@ -230,6 +240,15 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
         options["unlisted"] = unlisted
     elif (table is None) != (schema is None):
         raise ValueError("typed output needs both table= and schema=")
+    if isinstance(schema, str) and schema == "auto":
+        if kafka is None:
+            raise ValueError("schema='auto' needs kafka= (the Kafka source's options: where to "
+                             "read the table's schema)")
+        from .auto import resolve_auto_schema
+        schema, fixed = resolve_auto_schema(protocol, table, kafka, options)
+        options.update(fixed)
+    elif kafka is not None:
+        raise ValueError("kafka= is for schema='auto'")
     if schema is not None:
         schema = as_arrow_schema(schema)  # in the driver: a DDL string needs the JVM
     from ..policy import check_on_error
@@ -364,11 +383,13 @@ def _report_task(stats, acc) -> None:
         where = f"stage {ctx.stageId()} partition {ctx.partitionId()}" if ctx else "task"
     except Exception:  # noqa: BLE001 - a log line must not fail the task
         where = "task"
-    level = logging.WARNING if stats.skipped or stats.dead_lettered else logging.INFO
+    level = (logging.WARNING if stats.skipped or stats.dead_lettered or stats.schema_changes_ignored
+             else logging.INFO)
     logging.getLogger("ticdc_fast").log(
         level, "ticdc_fast decode (%s): %d messages -> %d rows; %d skipped, %d dead-lettered; "
-        "%d text values with invalid UTF-8 replaced", where, stats.messages, stats.rows, stats.skipped,
-        stats.dead_lettered, stats.invalid_utf8_replaced)
+        "%d text values with invalid UTF-8 replaced; %d schema changes ignored", where,
+        stats.messages, stats.rows, stats.skipped, stats.dead_lettered, stats.invalid_utf8_replaced,
+        stats.schema_changes_ignored)
     if acc is not None:
         acc.add(stats)
 

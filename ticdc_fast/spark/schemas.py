@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..arrow_types import default_arrow_type, infer_open_schema, spark_schema
+from ..arrow_types import infer_open_schema, spark_schema
 
 
 def spark_ddl(struct) -> str:
@@ -35,23 +35,7 @@ def simple_table_schema(message, encoding: str = "json"):
 
 def avro_table_schema(registry=None, schema_id: int | None = None, *, schemas=None):
     """... of a table from its Avro writer schema (fetched from the registry by id)."""
-    from ..avro import AvroDecoder
-    from ..avro.schema import EXTENSIONS
-    dec = AvroDecoder(registry, schemas=schemas)
-    ws = dec.writer_schema(schema_id)
-    fields = []
-    for f in ws.fields:
-        if f.name in EXTENSIONS:
-            continue
-        t = default_arrow_type(f.type_code, f.flags, f.scale)
-        if f.type_code == 246:
-            dec_branch = next((b for b in f.branches if b.decimal is not None), None)
-            if dec_branch is not None and dec_branch.decimal[0]:
-                p, s = dec_branch.decimal
-                t = pa.decimal128(p, s) if p <= 38 else pa.decimal256(p, s)
-            else:
-                t = pa.string()   # decimal-handling-mode=string: the text is exact
-        fields.append(pa.field(f.name, t))
-    arrow = pa.schema(fields)
+    from ..avro import AvroDecoder, avro_arrow_schema
+    arrow = avro_arrow_schema(AvroDecoder(registry, schemas=schemas).writer_schema(schema_id))
     st, ddl = _both(arrow)
     return st, ddl, spark_schema(arrow)

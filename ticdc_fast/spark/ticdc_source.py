@@ -23,13 +23,16 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
 ``table`` and ``schema``
     typed output of one table (both or neither): ``db.tbl`` and the table's schema as a DDL
     string of flat columns (``"id BIGINT NOT NULL, price DECIMAL(10,2)"``) or the JSON of a
-    ``StructType`` (``struct.json()``).
+    ``StructType`` (``struct.json()``), or ``auto`` (simple and Avro protocols): resolved on the
+    driver when the query is planned, as ``decode(..., schema="auto")`` does.
 ``tables`` and ``unlisted``
     many tables in one pass, as ``decode(tables=...)``: a JSON object ``{"db.t1": "id BIGINT,
     ...", "db.t2": ...}`` (each schema a DDL string or a StructType JSON object); ``unlisted``:
     ``skip`` (default) or ``generic``.  The output is the stacked layout; ``split_tables`` splits it.
 ``on_error``
     ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
+``onSchemaChange``
+    typed output: ``fail`` (default) or ``ignore``, the decoders' ``on_schema_change``.
 ``timezone``, ``compression``, ``registry``, ``oldImage``, ``implementation``
     decoder options as ``decode`` takes them (``registry``: the schema registry URL of the Avro
     protocol; ``oldImage``: ``true`` for typed output's ``_before``).
@@ -166,6 +169,7 @@ class _DecodeOptions:
         self.table = opts.get("table")
         text = opts.get("schema")
         self.tables = None
+        auto = text is not None and text.strip().lower() == "auto"
         dec: dict = {"on_error": check_on_error(opts.get("on_error", "fail")),
                      "implementation": _impl.resolve(opts.get("implementation"))}
         if "tables" in opts:
@@ -175,7 +179,7 @@ class _DecodeOptions:
             dec["unlisted"] = opts.get("unlisted", "skip")
         elif (self.table is None) != (text is None):
             raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
-        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None else None
+        self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None and not auto else None
         for name in ("timezone", "compression"):
             if name in opts:
                 dec[name] = opts[name]
@@ -183,8 +187,18 @@ class _DecodeOptions:
             if self.protocol != "avro":
                 raise ValueError("ticdc: option 'registry' is for protocol 'avro'")
             dec["registry"] = opts["registry"]
+        if "onschemachange" in opts:
+            from ..errors import check_on_schema_change
+            if self.table is None and self.tables is None:
+                raise ValueError("ticdc: option 'onSchemaChange' is for typed output (table and schema, or tables)")
+            dec["on_schema_change"] = check_on_schema_change(opts["onschemachange"])
         if _bool(opts.get("oldimage", "false"), "oldImage"):
             dec["old_image"] = True
+        if auto:
+            from .auto import resolve_auto_schema
+            self.schema, fixed = resolve_auto_schema(self.protocol, self.table, options, dec)
+            dec.update(fixed)
+        self.auto = auto
         self.decoder_options = dec
         self.claim_check_base = opts.get("claimcheckbase")
         if self.claim_check_base is not None and self.protocol == "avro":
@@ -250,6 +264,9 @@ class TicdcDataSource(DataSource):
         dopts = _DecodeOptions(self.options)
         expected = to_spark_struct(dopts.output_schema())
         if schema.fieldNames() != expected.fieldNames():
+            if dopts.auto:
+                raise ValueError("ticdc: schema 'auto': the table's schema changed while the query "
+                                 f"was planned (now {expected.simpleString()}); start it again")
             raise ValueError("ticdc: the source's columns are fixed by its options; do not give "
                              f"a user schema (expected {expected.simpleString()})")
         return _Options(self.options), dopts.kafka_schema(), dopts.spec(schema)
