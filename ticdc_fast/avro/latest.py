@@ -40,7 +40,7 @@ def latest_value_schema(registry, topic: str, table=None, *, timeout: float = 10
     the schema must be that table's (a topic that several tables share has one subject, whose
     latest version may be another table's).  A registry out of reach raises
     ``UnavailableError``; a subject it does not know, ``ValueError``."""
-    from ..open.decoder import _split_table
+    from ..tables import split_table
     source = registry if isinstance(registry, SchemaSource) else SchemaSource(registry, timeout=timeout,
                                                                               retries=retries)
     subject = value_subject(topic)
@@ -52,7 +52,7 @@ def latest_value_schema(registry, topic: str, table=None, *, timeout: float = 10
         raise UnavailableError(str(exc), location=source.url) from None
     ws = compile_writer_schema(sid, text)
     if table is not None:
-        want = _split_table(table)
+        want = split_table(table)
         if (ws.database, ws.table) != want:
             raise ValueError(f"schema='auto': the latest value schema of subject {subject!r} "
                              f"(id {sid}) is table {ws.database}.{ws.table}, not {'.'.join(want)}")

@@ -27,8 +27,8 @@ def latest_table_schema(values, table, *, encoding: str = "json", compression: s
     Messages that do not decode are passed over: this only looks for the schema; decoding the
     stream reports them.  A DDL that drops the table carries no ``tableSchema`` and changes
     nothing here."""
-    from ..open.decoder import _split_table
-    want = _split_table(table) if not isinstance(table, tuple) else table
+    from ..tables import split_table
+    want = split_table(table) if not isinstance(table, tuple) else table
     if encoding not in ("json", "avro"):
         raise ValueError("encoding must be 'json' or 'avro'")
     compression = check_compression(compression)
