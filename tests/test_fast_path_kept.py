@@ -106,6 +106,33 @@ def test_import_of_a_build_without_core_warns(layout, tmp_path):
     assert "installed without its compiled core" in message and str(bare / "ticdc_fast") in message
 
 
+def test_import_from_a_zip_says_extensions_cannot_load_from_one(layout, tmp_path):
+    """Spark's ``--py-files`` with the wheel (or a zip of it): the package imports, its core
+    cannot; the warning says why and what to ship instead."""
+    import zipfile
+    bare = tmp_path / "zipped"
+    bare.mkdir()
+    (bare / "sitecustomize.py").write_text(DROP_EDITABLE_HOOK)
+    archive = tmp_path / "ticdc_fast.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in PACKAGE.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                z.write(path, Path("ticdc_fast") / path.relative_to(PACKAGE))
+    res = _run(f"""\
+        import sys, warnings
+        sys.path.insert(0, {str(archive)!r})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import ticdc_fast
+        print(ticdc_fast.IMPLEMENTATION, "|", "; ".join(str(w.message) for w in caught))
+        """, cwd=tmp_path, site=bare)
+    assert res.returncode == 0, res.stderr
+    impl, message = res.stdout.strip().split(" | ", 1)
+    assert impl == "python"
+    assert str(archive) in message and "cannot load a compiled extension from a zip" in message
+    assert "--archives" in message
+
+
 def test_twin_asked_for_does_not_warn(layout):
     site, checkout = layout
     res = _run("""\

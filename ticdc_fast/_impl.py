@@ -18,6 +18,12 @@ PURE_FORCED = os.environ.get("TICDC_FAST_PURE", "").strip() not in ("", "0", "fa
 def core_problem(exc: BaseException | None) -> str:
     """Why the compiled core did not load, and what fixes it (one paragraph)."""
     package = Path(__file__).resolve().parent
+    archive = next((p for p in package.parents if p.suffix in (".zip", ".whl", ".egg") and p.is_file()), None)
+    if archive is not None:
+        return (f"ticdc_fast was imported from the archive {archive} (a zip on sys.path, e.g. Spark's "
+                "--py-files): Python cannot load a compiled extension from a zip. Ship an environment "
+                "with ticdc_fast installed instead (docs/spark.md, Production: a venv-pack archive "
+                "via --archives)")
     built = sorted(package.glob("_core.*.so")) + sorted(package.glob("_core.*.pyd"))
     source_tree = (package.parent / "src_cython").is_dir() and (package.parent / "setup.py").is_file()
     if built:
