@@ -137,3 +137,26 @@ def test_avro_three_topics_one_pass(spark, impl):
             assert len(want) > 20
             assert per_table[t].columns == single.columns
             assert _rows(per_table[t]) == want
+
+
+def test_dead_letters_with_tables_as_the_docs_job_does(spark, impl, open_topic):
+    """docs/spark.md's multi-table job: on_error="dead_letter", split_dead_letters, then
+    split_tables on the good rows."""
+    messages, schemas = open_topic
+    bad = 7
+    broken = list(messages)
+    broken[bad] = (broken[bad][0], broken[bad][1][:-9] + b"{{{{{{{{{")
+    raw = _raw(spark, broken)
+    stacked = tfs.decode(raw, "open", tables=schemas, implementation=impl, on_error="dead_letter")
+    good, dead = tfs.split_dead_letters(stacked)
+    dead_rows = dead.collect()
+    assert len(dead_rows) == 1
+    assert (dead_rows[0]["_partition"], dead_rows[0]["_offset"]) == (bad % 2, bad // 2)
+    assert dead_rows[0]["_raw_value"] == broken[bad][1]
+    per_table = tfs.split_tables(good)
+    assert list(per_table) == list(TABLES)
+    clean = tfs.split_tables(tfs.decode(raw.where(f"NOT (partition = {bad % 2} AND offset = {bad // 2})"),
+                                        "open", tables=schemas, implementation=impl))
+    for t in TABLES:
+        assert per_table[t].columns == clean[t].columns
+        assert _rows(per_table[t]) == _rows(clean[t])
