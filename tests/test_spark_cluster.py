@@ -45,9 +45,21 @@ def _spark_home(home: Path) -> Path:
     return home
 
 
+_RUN: dict = {}    # the one cluster run of the session (see ``cluster``)
+
+
 @pytest.fixture(scope="module")
 def cluster(kafka, tmp_path_factory):
-    """Topics on the real broker, the jobs' spec, and what the cluster run returned."""
+    """Topics on the real broker, the jobs' spec, and what the cluster run returned.
+
+    Run once per session: in a whole-suite run pytest may set this module fixture up again when
+    the session-wide ``impl`` parameter changes, and the cluster run already covers both."""
+    if "result" not in _RUN:
+        _RUN["result"] = _run_cluster(kafka, tmp_path_factory)
+    return _RUN["result"]
+
+
+def _run_cluster(kafka, tmp_path_factory):
     scratch = tmp_path_factory.mktemp("cluster")
     open_msgs = OpenEncoder("ticdc").encode(realistic_changefeed(600, seed=14, flavor="ticdc"))
     kafka.create_topic("cluster-open", partitions=2)
