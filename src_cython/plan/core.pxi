@@ -1,10 +1,14 @@
 # The protocol-neutral part of a decode plan, held by every protocol's plan (composition: no
 # protocol's plan derives from another's).  It owns what does not depend on the wire format:
-# the compiled targets (writer, precision/scale, name hash table), the decoder's time zone, the
+# the compiled targets (writer, precision/scale, name hash table), the zone tables, the
 # column builders of the columns every protocol writes (head columns, generic after/before maps,
 # typed targets and their old image) with their reserve/finish, the row images a parser fills,
 # scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a column's
 # source value to each target writer.  Protocol parsers fill the images and call in.
+
+cdef enum:
+    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (PlanCore.bad_zone)
+
 
 ctypedef int (*render_fn)(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil
 
@@ -28,9 +32,25 @@ cdef class PlanCore:
     cdef const char* table_name_c
     cdef Py_ssize_t schema_name_n
     cdef Py_ssize_t table_name_n
-    cdef int64_t* tz_bounds
+    cdef int64_t* tz_bounds          # the decoder's time zone (TIMESTAMP without a zone of its own)
     cdef int64_t* tz_offsets
     cdef Py_ssize_t tz_n
+    # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
+    # are no zone are kept too, so values using them fail where converted, but only the last
+    # BAD_ZONE_SLOTS of them: each message may name a new one
+    cdef list zone_names         # per zone index
+    cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
+    cdef Py_ssize_t* zone_key_len
+    cdef uint64_t* zone_hash
+    cdef int64_t** zone_bounds
+    cdef int64_t** zone_offsets
+    cdef Py_ssize_t* zone_n      # transitions; -1: the name is no zone
+    cdef int nzones
+    cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
+    cdef Py_ssize_t zslot_cap
+    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
+    cdef int nbad
+    cdef int bad_next
     # scratch
     cdef Buf names               # unescaped column names (ColEntry.name_off points here)
     cdef Buf tmp
@@ -132,6 +152,7 @@ cdef class PlanCore:
         self.table_name_c = self.table_name
         self.schema_name_n = len(self.schema_name)
         self.table_name_n = len(self.table_name)
+        self.zone_names = []
         self.tz_n = len(cfg.tz_bounds)
         self.tz_bounds = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
         self.tz_offsets = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
@@ -163,8 +184,142 @@ cdef class PlanCore:
         buf_free(&self.tmp2)
         buf_free(&self.numtmp)
         buf_free(&self.utf8_fix)
+        for i in range(self.nzones):
+            free(self.zone_bounds[i])
+            free(self.zone_offsets[i])
+            free(self.zone_key[i])
+        free(self.zone_key)
+        free(self.zone_key_len)
+        free(self.zone_hash)
+        free(self.zslot)
+        free(self.zone_bounds)
+        free(self.zone_offsets)
+        free(self.zone_n)
         for i in range(3):
             free(self.images[i].cols)
+
+    # ------------------------------------------------------------------ named zones
+    cdef object _add_zone_body(self, name, known=True):
+        """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
+        registers a name that is no zone: values using it fail only where they are converted
+        (as in the twin), so an unused image or column does not fail the message."""
+        from ticdc_fast.timezones import local_table
+        bounds, offsets = local_table(name) if known else ((), ())
+        cdef int z
+        cdef Py_ssize_t k, n = len(bounds)
+        cdef bytes nb = name.encode("utf-8")
+        cdef uint8_t* key
+        if self._find_zone(<const uint8_t*><const char*>nb, len(nb)) >= 0:
+            return
+        key = <uint8_t*>malloc(max(len(nb), 1))
+        if key == NULL:
+            no_memory("a time zone name")
+        memcpy(key, <const char*>nb, len(nb))
+        if not known and self.nbad == BAD_ZONE_SLOTS:
+            # forget the oldest name that is no zone, reuse its index
+            z = self.bad_zone[self.bad_next]
+            free(self.zone_key[z])
+            free(self.zone_bounds[z])
+            free(self.zone_offsets[z])
+            self.zone_names[z] = name
+        else:
+            z = self.nzones
+            if self._grow_zones(z + 1) < 0:
+                free(key)
+                no_memory("the time zone table")
+            self.nzones += 1
+            self.zone_names.append(name)
+            if not known:
+                self.nbad += 1
+        if not known:
+            self.bad_zone[self.bad_next] = z
+            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
+        self.zone_key[z] = key
+        self.zone_key_len[z] = len(nb)
+        self.zone_hash[z] = fnv1a(key, len(nb))
+        self.zone_n[z] = n if known else -1
+        self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
+            no_memory("the transitions of a time zone")
+        for k in range(n):
+            self.zone_bounds[z][k] = bounds[k]
+            self.zone_offsets[z][k] = offsets[k]
+        self._index_zones()
+
+    cdef int _grow_zones(self, Py_ssize_t n) except -1:
+        cdef void* p
+        p = realloc(self.zone_key, n * sizeof(uint8_t*))
+        if p == NULL:
+            return -1
+        self.zone_key = <uint8_t**>p
+        p = realloc(self.zone_key_len, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_key_len = <Py_ssize_t*>p
+        p = realloc(self.zone_hash, n * sizeof(uint64_t))
+        if p == NULL:
+            return -1
+        self.zone_hash = <uint64_t*>p
+        p = realloc(self.zone_bounds, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_bounds = <int64_t**>p
+        p = realloc(self.zone_offsets, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_offsets = <int64_t**>p
+        p = realloc(self.zone_n, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_n = <Py_ssize_t*>p
+        return 0
+
+    cdef int _index_zones(self) except -1:
+        """Rebuild the name index (after a zone is added or a forgotten name replaced: a few
+        hundred entries at most, and only when a message names a zone not seen before)."""
+        cdef Py_ssize_t cap = 16, s
+        cdef int z
+        while cap < 2 * self.nzones:
+            cap *= 2
+        if cap != self.zslot_cap:
+            free(self.zslot)
+            self.zslot = <int*>malloc(cap * sizeof(int))
+            self.zslot_cap = cap if self.zslot != NULL else 0
+            if self.zslot == NULL:
+                no_memory("the time zone name slots")
+        for s in range(cap):
+            self.zslot[s] = -1
+        for z in range(self.nzones):
+            s = _hash_slot(self.zone_hash[z], cap)
+            while self.zslot[s] >= 0:
+                s = (s + 1) & (cap - 1)
+            self.zslot[s] = z
+        return 0
+
+    cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h
+        cdef Py_ssize_t s
+        cdef int z
+        if self.zslot_cap == 0:
+            return -1
+        h = fnv1a(name, n)
+        s = _hash_slot(h, self.zslot_cap)
+        while True:
+            z = self.zslot[s]
+            if z < 0:
+                return -1
+            if self.zone_hash[z] == h and self.zone_key_len[z] == n and bytes_eq(self.zone_key[z], name, n):
+                return z
+            s = (s + 1) & (self.zslot_cap - 1)
+
+    cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
+        cdef Py_ssize_t n = self.zone_key_len[z]
+        err.failed = 1
+        err.offset = e.v.off
+        snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
+                 <const char*>self.zone_key[z])
+        return -1
 
     # ------------------------------------------------------------------ column set
     cdef void _free_outputs(self) noexcept nogil:

@@ -183,3 +183,10 @@ cdef object _map_to_array(MapCol* m):
     validity = take_validity(&m.valid)
     offsets = take_buffer(&m.offsets)
     return pa.Array.from_buffers(_MAP_TYPE, n, [validity, offsets], null_count=nulls, children=[entries])
+
+
+cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
+    """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
+    table differ only in their high bits)."""
+    return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
+

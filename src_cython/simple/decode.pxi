@@ -1,11 +1,8 @@
-# Simple protocol: DML messages (JSON or the fixed Avro schema) decoded straight into the open
-# protocol's builders.  Control messages (BOOTSTRAP, DDL, WATERMARK), DML whose schema is not
-# registered yet, claim-check rows (when a resolver is set) and TIMESTAMP zones not loaded yet
-# make `run` stop *before* anything of that message is written; the Python front end handles
-# them and calls `run` again.
-
-cdef enum:
-    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (SimplePlan.bad_zone)
+# Simple protocol: DML messages (JSON or the fixed Avro schema) decoded straight into the column
+# builders of the plan's core (plan/core.pxi).  Control messages (BOOTSTRAP, DDL, WATERMARK),
+# DML whose schema is not registered yet, claim-check rows (when a resolver is set) and
+# TIMESTAMP zones not loaded yet make `run` stop *before* anything of that message is written;
+# the Python front end handles them and calls `run` again.
 
 cdef enum:
     AVRO_MESSAGE_BRANCH = 11
@@ -143,22 +140,6 @@ cdef class SimplePlan:
     cdef Buf elems               # enum/set element names
     cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
-    # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
-    # are no zone are kept too, so values using them fail where converted, but only the last
-    # BAD_ZONE_SLOTS of them: each message may name a new one
-    cdef list zone_names         # per zone index
-    cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
-    cdef Py_ssize_t* zone_key_len
-    cdef uint64_t* zone_hash
-    cdef int64_t** zone_bounds
-    cdef int64_t** zone_offsets
-    cdef Py_ssize_t* zone_n      # transitions; -1: the name is no zone
-    cdef int nzones
-    cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
-    cdef Py_ssize_t zslot_cap
-    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
-    cdef int nbad
-    cdef int bad_next
     cdef public object pending_zone
     # extra output columns
     cdef VarCol c_ddl_type2
@@ -193,7 +174,6 @@ cdef class SimplePlan:
         self.core.hook_owner = <void*>self
         self.avro = cfg.encoding == "avro"
         self.stop_on_claim_check = False
-        self.zone_names = []
         self.pending_zone = None
         self.started = 0
         self._values_ref = None
@@ -220,17 +200,6 @@ cdef class SimplePlan:
         buf_free(&self.elems)
         buf_free(&self.elem_off_buf)
         buf_free(&self.avro_scratch)
-        for i in range(self.nzones):
-            free(self.zone_bounds[i])
-            free(self.zone_offsets[i])
-            free(self.zone_key[i])
-        free(self.zone_key)
-        free(self.zone_key_len)
-        free(self.zone_hash)
-        free(self.zslot)
-        free(self.zone_bounds)
-        free(self.zone_offsets)
-        free(self.zone_n)
         free(self.vptr)
         free(self.vlen)
 
@@ -336,112 +305,14 @@ cdef class SimplePlan:
 
     def zone_names_seen(self):
         """Zone names registered so far (known or not)."""
-        return list(self.zone_names)
+        return list(self.core.zone_names)
 
     def add_zone(self, name, known=True):
         self.core._claim()
         try:
-            return self._add_zone_body(name, known)
+            return self.core._add_zone_body(name, known)
         finally:
             self.core.busy = 0
-
-    cdef object _add_zone_body(self, name, known=True):
-        """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
-        registers a name that is no zone: values using it fail only where they are converted
-        (as in the twin), so an unused image or column does not fail the message."""
-        from ticdc_fast.timezones import local_table
-        bounds, offsets = local_table(name) if known else ((), ())
-        cdef int z
-        cdef Py_ssize_t k, n = len(bounds)
-        cdef bytes nb = name.encode("utf-8")
-        cdef uint8_t* key
-        if self._find_zone(<const uint8_t*><const char*>nb, len(nb)) >= 0:
-            return
-        key = <uint8_t*>malloc(max(len(nb), 1))
-        if key == NULL:
-            no_memory("a time zone name")
-        memcpy(key, <const char*>nb, len(nb))
-        if not known and self.nbad == BAD_ZONE_SLOTS:
-            # forget the oldest name that is no zone, reuse its index
-            z = self.bad_zone[self.bad_next]
-            free(self.zone_key[z])
-            free(self.zone_bounds[z])
-            free(self.zone_offsets[z])
-            self.zone_names[z] = name
-        else:
-            z = self.nzones
-            if self._grow_zones(z + 1) < 0:
-                free(key)
-                no_memory("the time zone table")
-            self.nzones += 1
-            self.zone_names.append(name)
-            if not known:
-                self.nbad += 1
-        if not known:
-            self.bad_zone[self.bad_next] = z
-            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
-        self.zone_key[z] = key
-        self.zone_key_len[z] = len(nb)
-        self.zone_hash[z] = fnv1a(key, len(nb))
-        self.zone_n[z] = n if known else -1
-        self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
-        self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
-        if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
-            no_memory("the transitions of a time zone")
-        for k in range(n):
-            self.zone_bounds[z][k] = bounds[k]
-            self.zone_offsets[z][k] = offsets[k]
-        self._index_zones()
-
-    cdef int _grow_zones(self, Py_ssize_t n) except -1:
-        cdef void* p
-        p = realloc(self.zone_key, n * sizeof(uint8_t*))
-        if p == NULL:
-            return -1
-        self.zone_key = <uint8_t**>p
-        p = realloc(self.zone_key_len, n * sizeof(Py_ssize_t))
-        if p == NULL:
-            return -1
-        self.zone_key_len = <Py_ssize_t*>p
-        p = realloc(self.zone_hash, n * sizeof(uint64_t))
-        if p == NULL:
-            return -1
-        self.zone_hash = <uint64_t*>p
-        p = realloc(self.zone_bounds, n * sizeof(int64_t*))
-        if p == NULL:
-            return -1
-        self.zone_bounds = <int64_t**>p
-        p = realloc(self.zone_offsets, n * sizeof(int64_t*))
-        if p == NULL:
-            return -1
-        self.zone_offsets = <int64_t**>p
-        p = realloc(self.zone_n, n * sizeof(Py_ssize_t))
-        if p == NULL:
-            return -1
-        self.zone_n = <Py_ssize_t*>p
-        return 0
-
-    cdef int _index_zones(self) except -1:
-        """Rebuild the name index (after a zone is added or a forgotten name replaced: a few
-        hundred entries at most, and only when a message names a zone not seen before)."""
-        cdef Py_ssize_t cap = 16, s
-        cdef int z
-        while cap < 2 * self.nzones:
-            cap *= 2
-        if cap != self.zslot_cap:
-            free(self.zslot)
-            self.zslot = <int*>malloc(cap * sizeof(int))
-            self.zslot_cap = cap if self.zslot != NULL else 0
-            if self.zslot == NULL:
-                no_memory("the time zone name slots")
-        for s in range(cap):
-            self.zslot[s] = -1
-        for z in range(self.nzones):
-            s = _hash_slot(self.zone_hash[z], cap)
-            while self.zslot[s] >= 0:
-                s = (s + 1) & (cap - 1)
-            self.zslot[s] = z
-        return 0
 
     cdef int _reserve_plan_slots(self, Py_ssize_t n) except -1:
         """Room for n plans at a load factor of at most 1/2 (rehashing every plan when growing)."""
@@ -580,22 +451,6 @@ cdef class SimplePlan:
             if self.core._push_target_null(j) < 0:
                 return -2
         return 0
-
-    cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
-        cdef uint64_t h
-        cdef Py_ssize_t s
-        cdef int z
-        if self.zslot_cap == 0:
-            return -1
-        h = fnv1a(name, n)
-        s = _hash_slot(h, self.zslot_cap)
-        while True:
-            z = self.zslot[s]
-            if z < 0:
-                return -1
-            if self.zone_hash[z] == h and self.zone_key_len[z] == n and bytes_eq(self.zone_key[z], name, n):
-                return z
-            s = (s + 1) & (self.zslot_cap - 1)
 
     # ------------------------------------------------------------------ outputs
     cdef void _free_simple_outputs(self) noexcept nogil:
@@ -1204,7 +1059,7 @@ cdef class SimplePlan:
         return self._set_timestamp(e, &loc, &val, err)
 
     cdef int _set_timestamp(self, ColEntry* e, const Span* loc, const Span* val, Err* err) noexcept nogil:
-        cdef int z = self._find_zone(loc.p, loc.n)
+        cdef int z = self.core._find_zone(loc.p, loc.n)
         if z < 0:
             # ask the caller to load the zone, then run again from this message
             err.has_column = 2
@@ -1571,14 +1426,6 @@ cdef class SimplePlan:
             return _close(out, 1, err)
         return self.core._render(e, out, err)
 
-    cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
-        cdef Py_ssize_t n = self.zone_key_len[z]
-        err.failed = 1
-        err.offset = e.v.off
-        snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
-                 <const char*>self.zone_key[z])
-        return -1
-
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         cdef const char* why = NULL
         cdef int64_t wall, utc, days, secs, frac, rem
@@ -1592,9 +1439,9 @@ cdef class SimplePlan:
                     return -1
                 return _close(out, 1, err)
             return fail_at(err, e.v.off, why)
-        if self.zone_n[z] < 0:
-            return self._unknown_zone(z, e, err)
-        utc = wall - zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
+        if self.core.zone_n[z] < 0:
+            return self.core._unknown_zone(z, e, err)
+        utc = wall - zone_offset(self.core.zone_bounds[z], self.core.zone_offsets[z], self.core.zone_n[z], wall)
         days = utc // DAY_US          # C division truncates: make it floor
         rem = utc - days * DAY_US
         if rem < 0:
@@ -1665,10 +1512,10 @@ cdef class SimplePlan:
                 return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
             if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
                 return fail_at(err, e.v.off, why)
-            if self.zone_n[e.loc.neg] < 0:
-                return self._unknown_zone(e.loc.neg, e, err)
-            utc = wall - zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
-                                      self.zone_n[e.loc.neg], wall)
+            if self.core.zone_n[e.loc.neg] < 0:
+                return self.core._unknown_zone(e.loc.neg, e, err)
+            utc = wall - zone_offset(self.core.zone_bounds[e.loc.neg], self.core.zone_offsets[e.loc.neg],
+                                      self.core.zone_n[e.loc.neg], wall)
             if fix_push(&self.core.t_fix[j], &utc) < 0:
                 return -1
             return 0
@@ -1753,12 +1600,6 @@ cdef inline void _forget_error(Err* err) noexcept nogil:
     err.failed = 0
     err.has_column = 0
     err.column_len = 0
-
-
-cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
-    """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
-    table differ only in their high bits)."""
-    return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
 cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
