@@ -11,6 +11,7 @@ cdef enum:
 
 
 ctypedef int (*render_fn)(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil
+ctypedef int (*convert_fn)(void* core, const ColEntry* e, int j, int kind, Err* err) noexcept nogil
 
 
 @cython.final
@@ -19,6 +20,7 @@ cdef class PlanCore:
     cdef int typed
     cdef int ntargets
     cdef int* writers
+    cdef convert_fn* converters  # per target: the converter of its writer (_converter_for)
     cdef int* precisions
     cdef int* scales
     cdef Buf target_names        # concatenated target names
@@ -110,6 +112,7 @@ cdef class PlanCore:
         self.ntargets = len(targets)
         n = max(self.ntargets, 1)
         self.writers = <int*>calloc(n, sizeof(int))
+        self.converters = <convert_fn*>calloc(n, sizeof(convert_fn))
         self.precisions = <int*>calloc(n, sizeof(int))
         self.scales = <int*>calloc(n, sizeof(int))
         self.present = <int*>calloc(n, sizeof(int))
@@ -123,8 +126,8 @@ cdef class PlanCore:
         while self.tslot_cap < 2 * n:
             self.tslot_cap *= 2
         self.tslot = <int*>malloc(self.tslot_cap * sizeof(int))
-        if not (self.writers and self.precisions and self.scales and self.present and self.tname_off
-                and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
+        if not (self.writers and self.converters and self.precisions and self.scales and self.present
+                and self.tname_off and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
                 and self.tslot):
             no_memory("the target column arrays")
         for k in range(self.tslot_cap):
@@ -134,6 +137,7 @@ cdef class PlanCore:
         self.old_image_type = pa.struct([pa.field(t.name, t.arrow_type) for t in targets])
         for j, t in enumerate(targets):
             self.writers[j] = t.writer
+            self.converters[j] = _converter_for(t.writer)
             self.precisions[j] = t.precision
             self.scales[j] = t.scale
             name = t.name.encode("utf-8")
@@ -166,6 +170,7 @@ cdef class PlanCore:
         cdef int i
         self._free_outputs()
         free(self.writers)
+        free(self.converters)
         free(self.precisions)
         free(self.scales)
         free(self.present)
@@ -774,137 +779,186 @@ cdef class PlanCore:
         return fail_at(err, e.v.off, "cannot convert this column type to a float")
 
     cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
-        cdef int w = self.writers[j]
+        """A column's value into target j, through the converter of the target's writer, chosen
+        when the plan was compiled (_converter_for)."""
         cdef int kind = TYPE_KIND[e.t]
-        cdef FixCol* fc = &self.t_fix[j]
+        if kind == K_NULL:
+            return fail_at(err, e.v.off, "type NULL with a non-null value")
+        return self.converters[j](<void*>self, e, j, kind, err)
+
+    # one method per target writer; `kind` is the column type's kind (never K_NULL here)
+    cdef int _to_string(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         cdef VarCol* vc = &self.t_var[j]
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if (kind == K_TEXT or kind == K_BLOB) and (e.f & FLAG_BINARY):
+            if self._raw_bytes(e, kind, &p, &n, err) < 0:
+                return -1
+            if self._append_value_bytes(vc, p, n, e.v.off, err) < 0:
+                return -1
+            return _close(vc, 1, err)
+        return self._render_hooked(e, vc, err)
+
+    cdef int _to_binary(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if kind == K_TEXT or kind == K_BLOB:
+            if self._raw_bytes(e, kind, &p, &n, err) < 0:
+                return -1
+        elif kind == K_JSONDOC and e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+        else:
+            return fail_at(err, e.v.off, "cannot convert this column type to binary")
+        if var_push(&self.t_var[j], p, n) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_bool(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._source_int(e, kind, &iv, err) < 0:
+            return -1
+        if iv.neg or iv.mag > 1:
+            return fail_at(err, e.v.off, "integer is not a boolean (0 or 1)")
+        if fix_push_bool(&self.t_fix[j], iv.mag == 1) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_int(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int w = self.writers[j]
+        cdef FixCol* fc = &self.t_fix[j]
         cdef IntVal iv
         cdef int64_t lo, v64
         cdef uint64_t hi
-        cdef uint64_t limbs[4]
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        if self._source_int(e, kind, &iv, err) < 0:
+            return -1
+        writer_range(w, &lo, &hi)
+        if not int_in_range(&iv, lo, hi):
+            return fail_at(err, e.v.off, "integer out of range for the target type")
+        v64 = int_value(&iv)
+        if w == W_INT8 or w == W_UINT8:
+            i8 = <int8_t>v64
+            if fix_push(fc, &i8) < 0:
+                return _oom(err)
+        elif w == W_INT16 or w == W_UINT16:
+            i16 = <int16_t>v64
+            if fix_push(fc, &i16) < 0:
+                return _oom(err)
+        elif w == W_INT32 or w == W_UINT32:
+            i32 = <int32_t>v64
+            if fix_push(fc, &i32) < 0:
+                return _oom(err)
+        elif fix_push(fc, &v64) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_float(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         cdef double x
         cdef float f
+        if self._source_double(e, kind, &x, err) < 0:
+            return -1
+        if self.writers[j] == W_FLOAT32:
+            f = <float>x
+            if isinf(f) or <double>f != x:
+                return fail_at(err, e.v.off, "value not exact as float32")
+            if fix_push(&self.t_fix[j], &f) < 0:
+                return _oom(err)
+            return 0
+        if fix_push(&self.t_fix[j], &x) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        cdef uint64_t limbs[4]
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
         cdef char txt[24]
         cdef int tn
-        cdef int8_t i8
-        cdef int16_t i16
-        cdef int32_t i32
-        if kind == K_NULL:
-            return fail_at(err, e.v.off, "type NULL with a non-null value")
-        if w == W_STRING:
-            if (kind == K_TEXT or kind == K_BLOB) and (e.f & FLAG_BINARY):
-                if self._raw_bytes(e, kind, &p, &n, err) < 0:
-                    return -1
-                if self._append_value_bytes(vc, p, n, e.v.off, err) < 0:
-                    return -1
-                return _close(vc, 1, err)
-            return self._render_hooked(e, vc, err)
-        if w == W_BINARY:
-            if kind == K_TEXT or kind == K_BLOB:
-                if self._raw_bytes(e, kind, &p, &n, err) < 0:
-                    return -1
-            elif kind == K_JSONDOC and e.v.kind == J_STR:
-                if self._str_bytes(&e.v, &p, &n, err) < 0:
-                    return -1
-            else:
-                return fail_at(err, e.v.off, "cannot convert this column type to binary")
-            if var_push(vc, p, n) < 0:
-                return _oom(err)
-            return 0
-        if w == W_BOOL or (W_INT8 <= w <= W_UINT64):
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
             if self._source_int(e, kind, &iv, err) < 0:
                 return -1
-            if w == W_BOOL:
-                if iv.neg or iv.mag > 1:
-                    return fail_at(err, e.v.off, "integer is not a boolean (0 or 1)")
-                if fix_push_bool(fc, iv.mag == 1) < 0:
-                    return _oom(err)
-                return 0
-            writer_range(w, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
-                return fail_at(err, e.v.off, "integer out of range for the target type")
-            v64 = int_value(&iv)
-            if w == W_INT8 or w == W_UINT8:
-                i8 = <int8_t>v64
-                if fix_push(fc, &i8) < 0:
-                    return _oom(err)
-            elif w == W_INT16 or w == W_UINT16:
-                i16 = <int16_t>v64
-                if fix_push(fc, &i16) < 0:
-                    return _oom(err)
-            elif w == W_INT32 or w == W_UINT32:
-                i32 = <int32_t>v64
-                if fix_push(fc, &i32) < 0:
-                    return _oom(err)
-            elif fix_push(fc, &v64) < 0:
-                return _oom(err)
-            return 0
-        if w == W_FLOAT32 or w == W_FLOAT64:
-            if self._source_double(e, kind, &x, err) < 0:
+            tn = int_to_text(&iv, txt)
+            p = <const uint8_t*>txt
+            n = tn
+        elif kind == K_DECIMAL and e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
                 return -1
-            if w == W_FLOAT32:
-                f = <float>x
-                if isinf(f) or <double>f != x:
-                    return fail_at(err, e.v.off, "value not exact as float32")
-                if fix_push(fc, &f) < 0:
-                    return _oom(err)
-                return 0
-            if fix_push(fc, &x) < 0:
-                return _oom(err)
-            return 0
-        if w == W_DECIMAL128 or w == W_DECIMAL256:
-            if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-                if self._source_int(e, kind, &iv, err) < 0:
-                    return -1
-                tn = int_to_text(&iv, txt)
-                p = <const uint8_t*>txt
-                n = tn
-            elif kind == K_DECIMAL and e.v.kind == J_STR:
-                if self._str_bytes(&e.v, &p, &n, err) < 0:
-                    return -1
-            else:
-                return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
-            if decimal_parse(p, n, self.precisions[j], self.scales[j], 2 if w == W_DECIMAL128 else 4,
-                             limbs, &why) < 0:
-                return fail_at(err, e.v.off, why)
-            if fix_push(fc, limbs) < 0:
-                return _oom(err)
-            return 0
+        else:
+            return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
+        if decimal_parse(p, n, self.precisions[j], self.scales[j],
+                         2 if self.writers[j] == W_DECIMAL128 else 4, limbs, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        if fix_push(&self.t_fix[j], limbs) < 0:
+            return _oom(err)
+        return 0
+
+    cdef inline int _text_of(self, const ColEntry* e, const uint8_t** p, Py_ssize_t* n,
+                             Err* err) noexcept nogil:
+        """The string the temporal writers parse (checked before the writer looks at the kind)."""
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string")
-        if self._str_bytes(&e.v, &p, &n, err) < 0:
+        return self._str_bytes(&e.v, p, n, err)
+
+    cdef int _to_date(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef int64_t v64
+        cdef int32_t i32
+        if self._text_of(e, &p, &n, err) < 0:
             return -1
-        if w == W_DATE32:
-            if kind != K_DATE:
-                return fail_at(err, e.v.off, "cannot convert this column type to a date")
-            if parse_date_days(p, n, &v64, &why) < 0:
+        if kind != K_DATE:
+            return fail_at(err, e.v.off, "cannot convert this column type to a date")
+        if parse_date_days(p, n, &v64, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        i32 = <int32_t>v64
+        if fix_push(&self.t_fix[j], &i32) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_timestamp(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef int64_t v64
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
+        if kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP:
+            if parse_datetime_us(p, n, &v64, &why) < 0:
                 return fail_at(err, e.v.off, why)
-            i32 = <int32_t>v64
-            if fix_push(fc, &i32) < 0:
-                return _oom(err)
-            return 0
-        if w == W_TIMESTAMP:
-            if kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP:
-                if parse_datetime_us(p, n, &v64, &why) < 0:
-                    return fail_at(err, e.v.off, why)
-                if kind == K_TIMESTAMP:
-                    v64 = self._wall_to_utc(v64)
-            else:
-                return fail_at(err, e.v.off, "cannot convert this column type to a timestamp")
-            if fix_push(fc, &v64) < 0:
-                return _oom(err)
-            return 0
-        if w == W_DURATION:
-            if kind != K_TIME:
-                return fail_at(err, e.v.off, "cannot convert this column type to a duration")
-            if parse_time_us(p, n, &v64, &why) < 0:
-                return fail_at(err, e.v.off, why)
-            if fix_push(fc, &v64) < 0:
-                return _oom(err)
-            return 0
+            if kind == K_TIMESTAMP:
+                v64 = self._wall_to_utc(v64)
+        else:
+            return fail_at(err, e.v.off, "cannot convert this column type to a timestamp")
+        if fix_push(&self.t_fix[j], &v64) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_duration(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef int64_t v64
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
+        if kind != K_TIME:
+            return fail_at(err, e.v.off, "cannot convert this column type to a duration")
+        if parse_time_us(p, n, &v64, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        if fix_push(&self.t_fix[j], &v64) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_unsupported(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
         return fail_at(err, e.v.off, "unsupported target type")
 
     cdef int _convert_raw(self, const ColEntry* e, int j, ColEntry* tmp, char* txt, int int_kind,
@@ -962,3 +1016,66 @@ cdef class PlanCore:
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
         return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)
 
+
+# The converter of each target writer, as a plain function pointer the plan stores per target
+# when it is compiled (PlanCore is final: each call below is direct and inlined).
+cdef int _cv_string(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_string(e, j, kind, err)
+
+
+cdef int _cv_binary(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_binary(e, j, kind, err)
+
+
+cdef int _cv_bool(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_bool(e, j, kind, err)
+
+
+cdef int _cv_int(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_int(e, j, kind, err)
+
+
+cdef int _cv_float(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_float(e, j, kind, err)
+
+
+cdef int _cv_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_decimal(e, j, kind, err)
+
+
+cdef int _cv_date(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_date(e, j, kind, err)
+
+
+cdef int _cv_timestamp(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_timestamp(e, j, kind, err)
+
+
+cdef int _cv_duration(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_duration(e, j, kind, err)
+
+
+cdef int _cv_unsupported(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_unsupported(e, j, kind, err)
+
+
+cdef convert_fn _converter_for(int w) noexcept nogil:
+    if w == W_STRING:
+        return _cv_string
+    if w == W_BINARY:
+        return _cv_binary
+    if w == W_BOOL:
+        return _cv_bool
+    if W_INT8 <= w <= W_UINT64:
+        return _cv_int
+    if w == W_FLOAT32 or w == W_FLOAT64:
+        return _cv_float
+    if w == W_DECIMAL128 or w == W_DECIMAL256:
+        return _cv_decimal
+    if w == W_DATE32:
+        return _cv_date
+    if w == W_TIMESTAMP:
+        return _cv_timestamp
+    if w == W_DURATION:
+        return _cv_duration
+    return _cv_unsupported
