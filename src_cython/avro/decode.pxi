@@ -126,6 +126,7 @@ cdef class AvroPlan:
     cdef int extra_error
     cdef int control_events          # typed: also write the rows of control events
     cdef int cur_plan
+    cdef int direct[3]           # per image (IMG_*): its typed fields went straight to their columns
     # a direct column's conversion error, raised when _emit_typed reaches its target (-1: none):
     # every column converts in target order after the whole record is read, as in the twin
     cdef int conv_target
@@ -403,7 +404,7 @@ cdef class AvroPlan:
         for j in range(self.core.ntargets):
             k = p.tfield[j]
             if k >= 0:
-                if img.direct and p.fields[k].direct != D_NONE:
+                if self.direct[img - &self.core.images[0]] and p.fields[k].direct != D_NONE:
                     if j == self.conv_target:
                         err.failed = 1
                         err.offset = self.conv_err.offset
@@ -807,7 +808,7 @@ cdef class AvroPlan:
         img.plan = <int>(p - self.wplans)
         # typed rows of the target table: some fields go straight to their columns (the row is
         # always emitted or the batch fails, so nothing written here can be left dangling)
-        img.direct = p.direct and img == &self.core.images[IMG_U] and first == 0
+        self.direct[img - &self.core.images[0]] = p.direct and img == &self.core.images[IMG_U] and first == 0
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -829,7 +830,7 @@ cdef class AvroPlan:
                     set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
                 continue
-            if img.direct and f.direct != D_NONE:
+            if self.direct[img - &self.core.images[0]] and f.direct != D_NONE:
                 dup = self._direct_value(c, f, b, err)
                 if dup < 0:
                     if dup == -1:

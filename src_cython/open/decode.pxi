@@ -17,6 +17,13 @@ cdef struct KeyInfo:
 
 
 
+cdef struct ImageFault:
+    # the judgement of one image of the event value being read (OpenPlan.faults, per IMG_*)
+    int any_bad            # some column was marked bad while reading (a later copy may clear it)
+    const char* bad        # the image itself is not an object (its last copy), NULL if fine
+    Py_ssize_t bad_off
+
+
 cdef struct BareMember:
     # open: a t/h/f/v member written straight into "p" (ticdc, protocols.md E.15)
     Span v
@@ -124,6 +131,7 @@ cdef class OpenPlan:
     cdef Buf memo_kind         # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
     cdef Py_ssize_t memo_n
     cdef int kseq[16]          # event-key field id seen at each position of the last event key
+    cdef ImageFault faults[3]  # per image of the core (IMG_*): faults found while reading it
     cdef Buf bare              # BareMember per bare member of the last "p" read
     cdef int before_incomplete # the UPDATE just read leaves some bare group unplaced
     cdef uint32_t* dd_gen
@@ -701,16 +709,16 @@ cdef class OpenPlan:
                     return -1
                 img = &self.core.images[which]
                 img.n = 0
-                img.any_bad = 0
+                self.faults[which].any_bad = 0
                 if which == IMG_P:
                     self.bare.len = 0
                 if v.kind == J_NULL:
                     img.present = 0
-                    img.bad = NULL
+                    self.faults[which].bad = NULL
                 else:
                     img.present = 1
-                    img.bad = "row image is not a JSON object"
-                    img.bad_off = v.off
+                    self.faults[which].bad = "row image is not a JSON object"
+                    self.faults[which].bad_off = v.off
             r = obj_next(c, err)
             if r < 0:
                 return -1
@@ -719,7 +727,8 @@ cdef class OpenPlan:
             return -1
         for which in range(3):
             img = &self.core.images[which]
-            if img.present and (img.bad != NULL or img.any_bad) and self._image_fault(img, err) < 0:
+            if img.present and (self.faults[which].bad != NULL or self.faults[which].any_bad) \
+                    and self._image_fault(img, &self.faults[which], err) < 0:
                 return -1
         if self.core.images[IMG_D].present:
             if self.core.images[IMG_U].present or self.core.images[IMG_P].present:
@@ -890,13 +899,13 @@ cdef class OpenPlan:
         return (lo < c < hi and not named[c] and o.t == t
                 and (o.v.kind == J_NULL or o.v.kind == J_ABSENT))
 
-    cdef int _image_fault(self, Image* img, Err* err) noexcept nogil:
+    cdef int _image_fault(self, Image* img, const ImageFault* fault, Err* err) noexcept nogil:
         """-1 with the first fault of a read image (its columns in output order), else 0."""
         cdef Py_ssize_t k
         cdef ColEntry* e
-        if img.bad != NULL:
-            return fail_at(err, img.bad_off, img.bad)
-        if not img.any_bad:
+        if fault.bad != NULL:
+            return fail_at(err, fault.bad_off, fault.bad)
+        if not fault.any_bad:
             return 0
         for k in range(img.n):
             e = &img.cols[k]
@@ -990,12 +999,13 @@ cdef class OpenPlan:
         cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
         cdef BareMember bm
         cdef bint is_old = img == &self.core.images[IMG_P]
+        cdef ImageFault* fault = &self.faults[img - &self.core.images[0]]
         if is_old:
             self.bare.len = 0
         img.present = 1
         img.n = 0
-        img.bad = NULL
-        img.any_bad = 0
+        fault.bad = NULL
+        fault.any_bad = 0
         self.gen += 1
         if self.gen == 0:
             if self.dd_gen != NULL:
@@ -1114,7 +1124,7 @@ cdef class OpenPlan:
                 e.bad = COL_BAD_NAME
                 e.v.off = e.name.off
             if e.bad:
-                img.any_bad = 1
+                fault.any_bad = 1
             k = img.n
             if memo_ok and k < self.memo_n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len \
                     and bytes_eq(self.memo_names.data + moff[k], e.name.p, e.name_len):
@@ -1142,7 +1152,7 @@ cdef class OpenPlan:
                 return -1
             r = 1 - r
         if not memo_ok:
-            self._save_memo(img, deduped or img.any_bad)
+            self._save_memo(img, deduped or fault.any_bad)
         return 0
 
     cdef void _save_memo(self, Image* img, int deduped) noexcept nogil:

@@ -22,13 +22,8 @@ cdef struct Image:
     Py_ssize_t n
     Py_ssize_t cap
     int present
-    int plan               # simple/Avro: the table or writer plan its ColEntry.col indexes
-    int slot               # simple: which image (data/old) of the message
-    uint32_t gen           # simple: generation stamped on the plan's per-column index when read
-    int direct             # Avro: typed fields of this image were written straight to their columns
-    int any_bad            # open: some column was marked bad while reading (a later copy may clear it)
-    const char* bad        # open: the image itself is not an object (its last copy), NULL if fine
-    Py_ssize_t bad_off
+    int plan               # the compiled source schema (table/writer plan) ColEntry.col indexes,
+                           # when the protocol has one
 
 
 cdef int image_make_room(Image* img) noexcept nogil:

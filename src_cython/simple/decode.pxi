@@ -161,6 +161,7 @@ cdef class SimplePlan:
     cdef int started
     cdef int cur_plan
     cdef uint32_t cgen
+    cdef uint32_t image_gen[3]   # per image of the core (IMG_*): cgen when it was started
     cdef int env_seq[24]         # envelope key id seen at each position of the last message
     cdef object _targets
     cdef const char* schema_name_ptr
@@ -396,25 +397,26 @@ cdef class SimplePlan:
         img.present = 1
         img.n = 0
         img.plan = <int>(p - self.plans)
-        img.slot = 1 if img == &self.core.images[IMG_P] else 0
         self.cgen += 1
         if self.cgen == 0:
             for k in range(self.nplans):
                 for i in range(2 * self.plans[k].ncols):
                     self.plans[k].seen[i] = 0
             self.cgen = 1
-        img.gen = self.cgen
+        self.image_gen[img - &self.core.images[0]] = self.cgen
 
     cdef inline int _dedupe_column(self, TablePlan* p, Image* img, ColEntry* e) noexcept nogil:
         """1 if the column already appeared in this image (JSON last-wins at the first position)."""
         cdef ColEntry* o
-        cdef Py_ssize_t i = img.slot * p.ncols + e.col
-        if p.seen[i] == img.gen:
+        cdef Py_ssize_t slot = img - &self.core.images[0]
+        cdef uint32_t gen = self.image_gen[slot]
+        cdef Py_ssize_t i = slot * p.ncols + e.col
+        if p.seen[i] == gen:
             o = &img.cols[p.at[i]]
             o.v = e.v
             o.loc = e.loc
             return 1
-        p.seen[i] = img.gen
+        p.seen[i] = gen
         p.at[i] = <int>img.n
         return 0
 
@@ -433,15 +435,18 @@ cdef class SimplePlan:
         of the image (no per-row name lookups)."""
         cdef TablePlan* p
         cdef int j, col
-        cdef Py_ssize_t base
+        cdef Py_ssize_t slot, base
+        cdef uint32_t gen
         cdef ColEntry* e
         if img == NULL:
             return self.core._emit_nulls(err)
         p = &self.plans[img.plan]
-        base = img.slot * p.ncols
+        slot = img - &self.core.images[0]
+        base = slot * p.ncols
+        gen = self.image_gen[slot]
         for j in range(self.core.ntargets):
             col = p.tcol[j]
-            if col >= 0 and p.seen[base + col] == img.gen:
+            if col >= 0 and p.seen[base + col] == gen:
                 e = &img.cols[p.at[base + col]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
                     if self._convert(e, j, err) < 0:
