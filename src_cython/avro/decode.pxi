@@ -852,7 +852,7 @@ cdef class AvroPlan:
             e.f = f.flags
             e.has_t = 1
             e.col = k
-            e.loc.kind = J_ABSENT
+            e.zone = -1
             e.v.off = c.pos - c.start
             e.v.esc = 0
             e.v.neg = 0

@@ -4,7 +4,8 @@
 cdef struct ColEntry:
     Span name
     Span v
-    Span loc               # simple protocol: TIMESTAMP location (kind J_STR when present)
+    int zone               # a TIMESTAMP value's own zone (simple protocol): its index in the
+                           # core's named zone tables, -1 none
     int col                # simple protocol: column index in the table plan
     int tgt                # open protocol: target index from the name-sequence memo, -2 unknown
     Py_ssize_t name_off    # unescaped name in plan.names when name.esc, else -1

@@ -414,7 +414,7 @@ cdef class SimplePlan:
         if p.seen[i] == gen:
             o = &img.cols[p.at[i]]
             o.v = e.v
-            o.loc = e.loc
+            o.zone = e.zone
             return 1
         p.seen[i] = gen
         p.at[i] = <int>img.n
@@ -964,7 +964,7 @@ cdef class SimplePlan:
                 e.t = p.type_code[j]
                 e.f = p.flags[j]
                 e.has_t = 1
-                e.loc.kind = J_ABSENT
+                e.zone = -1
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
                 if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
@@ -997,7 +997,7 @@ cdef class SimplePlan:
             e.t = p.type_code[j]
             e.f = p.flags[j]
             e.has_t = 1
-            e.loc.kind = J_ABSENT
+            e.zone = -1
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
             if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
@@ -1021,7 +1021,7 @@ cdef class SimplePlan:
         return 0
 
     cdef int _json_timestamp(self, ColEntry* e, Err* err) noexcept nogil:
-        """{"location":..,"value":..} → e.loc and e.v (the wall-clock string)."""
+        """{"location":..,"value":..} → e.zone and e.v (the wall-clock string)."""
         cdef Cur c
         cdef Span name, v, loc, val
         cdef int r
@@ -1072,9 +1072,7 @@ cdef class SimplePlan:
                 memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
             err.column_len = loc.n if loc.n < 255 else 255
             return 1
-        e.loc = loc[0]
-        e.loc.p = NULL  # only the zone index is used from here on
-        e.loc.neg = z   # zone index rides in the span
+        e.zone = z
         e.v = val[0]
         return 0
 
@@ -1232,7 +1230,7 @@ cdef class SimplePlan:
                 e.t = p.type_code[j]
                 e.f = p.flags[j]
                 e.has_t = 1
-                e.loc.kind = J_ABSENT
+                e.zone = -1
                 e.v.off = c.pos - c.start
                 e.v.esc = 0
                 e.v.ascii = 1
@@ -1401,7 +1399,7 @@ cdef class SimplePlan:
         cdef const char* why = NULL
         if s.kind == J_NULL or s.kind == J_ABSENT:
             return _close(out, 0, err)
-        if e.loc.kind == J_STR:
+        if e.zone >= 0:
             return self._utc_text(e, out, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string value")
@@ -1434,7 +1432,7 @@ cdef class SimplePlan:
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         cdef const char* why = NULL
         cdef int64_t wall, utc, days, secs, frac, rem
-        cdef int z = e.loc.neg, y, m, d, fd = 0, k
+        cdef int z = e.zone, y, m, d, fd = 0, k
         cdef char txt[48]
         cdef int n
         cdef Py_ssize_t i
@@ -1510,17 +1508,17 @@ cdef class SimplePlan:
             if r != 1:
                 return r
             return self._convert(&tmp, j, err)
-        if e.loc.kind == J_STR:
+        if e.zone >= 0:
             if w == W_STRING:
                 return self._utc_text(e, &self.core.t_var[j], err)
             if w != W_TIMESTAMP:
                 return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
             if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
                 return fail_at(err, e.v.off, why)
-            if self.core.zone_n[e.loc.neg] < 0:
-                return self.core._unknown_zone(e.loc.neg, e, err)
-            utc = wall - zone_offset(self.core.zone_bounds[e.loc.neg], self.core.zone_offsets[e.loc.neg],
-                                      self.core.zone_n[e.loc.neg], wall)
+            if self.core.zone_n[e.zone] < 0:
+                return self.core._unknown_zone(e.zone, e, err)
+            utc = wall - zone_offset(self.core.zone_bounds[e.zone], self.core.zone_offsets[e.zone],
+                                      self.core.zone_n[e.zone], wall)
             if fix_push(&self.core.t_fix[j], &utc) < 0:
                 return -1
             return 0
