@@ -6,9 +6,10 @@ cdef struct ColEntry:
     Span v
     int zone               # a TIMESTAMP value's own zone (simple protocol): its index in the
                            # core's named zone tables, -1 none
-    int col                # simple protocol: column index in the table plan
-    int tgt                # open protocol: target index from the name-sequence memo, -2 unknown
-    Py_ssize_t name_off    # unescaped name in plan.names when name.esc, else -1
+    int col                # its index in the image's source schema (Image.plan), if any
+    int tgt                # its target when the parser knows it already (open: from the
+                           # name-sequence memo), -2 unknown
+    Py_ssize_t name_off    # unescaped name in the core's names when name.esc, else -1
     Py_ssize_t name_len
     uint64_t hash
     uint32_t f
