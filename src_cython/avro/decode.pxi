@@ -1,7 +1,8 @@
 # Avro protocol (Confluent framing): each writer schema id compiles once into a field plan; the
-# record walk reads the Avro binary and writes the open protocol's builders directly.  Unknown
-# schema ids, DDL values (0x01) and malformed framing stop `run` before anything of that message
-# is written; the Python front end fetches schemas (registry) or reports the error.
+# record walk reads the Avro binary and writes the column builders of the plan's core
+# (plan/core.pxi) directly.  Unknown schema ids, DDL values (0x01) and malformed framing stop
+# `run` before anything of that message is written; the Python front end fetches schemas
+# (registry) or reports the error.
 
 cdef enum:
     AV_NULL = 0

@@ -1203,7 +1203,7 @@ cdef class OpenPlan:
             self.core.present[j] = -1
         if img != NULL:
             for k in range(img.n):
-                # open-protocol images only (simple/Avro plans override this method)
+                # the target of a column the name-sequence memo did not know is looked up by name
                 j = img.cols[k].tgt
                 if j == -2:
                     j = self.core._lookup_target(&img.cols[k])
