@@ -3,8 +3,11 @@
 
 One extension module assembled from the folders beside this file:
 framing/ (cursor over message bytes), json/ (span scanner), values/ (number, text and temporal
-codecs), arrow/ (column builders handed to pyarrow zero-copy), open/ (open-protocol plan).
+codecs), arrow/ (column builders handed to pyarrow zero-copy), plan/ (the protocol-neutral plan every
+protocol's plan holds: targets, builders, row images, converters), open/, simple/, avro/ (the
+protocols' parsers).
 """
+cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy, memcmp, memmove, memset, strncpy, strcmp
 from libc.stdlib cimport malloc, calloc, realloc, free, strtod, atoi
@@ -27,6 +30,8 @@ include "values/text.pxi"
 include "values/numbers.pxi"
 include "values/temporal.pxi"
 include "values/kinds.pxi"
+include "plan/rows.pxi"
+include "plan/core.pxi"
 include "open/decode.pxi"
 include "avro/reader.pxi"
 include "simple/decode.pxi"

@@ -1,7 +1,8 @@
 # Avro protocol (Confluent framing): each writer schema id compiles once into a field plan; the
-# record walk reads the Avro binary and writes the open protocol's builders directly.  Unknown
-# schema ids, DDL values (0x01) and malformed framing stop `run` before anything of that message
-# is written; the Python front end fetches schemas (registry) or reports the error.
+# record walk reads the Avro binary and writes the column builders of the plan's core
+# (plan/core.pxi) directly.  Unknown schema ids, DDL values (0x01) and malformed framing stop
+# `run` before anything of that message is written; the Python front end fetches schemas
+# (registry) or reports the error.
 
 cdef enum:
     AV_NULL = 0
@@ -111,7 +112,8 @@ cdef inline Py_ssize_t _id_slot(int32_t sid, Py_ssize_t cap) noexcept nogil:
     return <Py_ssize_t>(((<uint64_t><uint32_t>sid) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
-cdef class AvroPlan(OpenPlan):
+cdef class AvroPlan:
+    cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
     cdef WPlan* wplans
     cdef int nwplans
     cdef int wcap
@@ -123,7 +125,9 @@ cdef class AvroPlan(OpenPlan):
     cdef Buf keys
     cdef Buf scratch
     cdef int extra_error
+    cdef int control_events          # typed: also write the rows of control events
     cdef int cur_plan
+    cdef int direct[3]           # per image (IMG_*): its typed fields went straight to their columns
     # a direct column's conversion error, raised when _emit_typed reaches its target (-1: none):
     # every column converts in target order after the whole record is read, as in the twin
     cdef int conv_target
@@ -156,13 +160,19 @@ cdef class AvroPlan(OpenPlan):
     cdef Py_ssize_t list_pcap
 
     def __cinit__(self, cfg):
+        self.core = PlanCore(cfg)
         self.extra_error = cfg.extra_columns == "error"
+        self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
-        self.schema_name_ptr = self.schema_name
-        self.schema_name_len = len(self.schema_name)
-        self.table_name_ptr = self.table_name
-        self.table_name_len = len(self.table_name)
+        self.schema_name_ptr = self.core.schema_name
+        self.schema_name_len = len(self.core.schema_name)
+        self.table_name_ptr = self.core.table_name
+        self.table_name_len = len(self.core.table_name)
         self.started = 0
+
+    @property
+    def invalid_utf8_replaced(self):
+        return self.core.invalid_utf8_replaced
 
     def __dealloc__(self):
         cdef int i
@@ -185,11 +195,11 @@ cdef class AvroPlan(OpenPlan):
 
     # ------------------------------------------------------------------ plans
     def register(self, ws):
-        self._claim()
+        self.core._claim()
         try:
             return self._register_body(ws)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _register_body(self, ws):
         """Compile one writer schema (ticdc_fast.avro.schema.WriterSchema)."""
@@ -217,7 +227,7 @@ cdef class AvroPlan(OpenPlan):
         p.branches = <AvBranch*>calloc(max(len(flat_branches), 1), sizeof(AvBranch))
         p.sym_off = <int64_t*>calloc(len(symbols) + 1, sizeof(int64_t))
         p.field_target = <int*>calloc(max(p.fields_len, 1), sizeof(int))
-        p.tfield = <int*>calloc(max(self.ntargets, 1), sizeof(int))
+        p.tfield = <int*>calloc(max(self.core.ntargets, 1), sizeof(int))
         p.entry_at = <int*>calloc(max(p.fields_len, 1), sizeof(int))
         if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL \
                 or p.tfield == NULL or p.entry_at == NULL:
@@ -248,18 +258,18 @@ cdef class AvroPlan(OpenPlan):
             p.fields[k].name_off = p.names.len
             p.fields[k].name_len = len(nb)
             p.fields[k].hash = fnv1a(<const uint8_t*><const char*>nb, len(nb))
-            p.field_target[k] = self._target_by_name(<const uint8_t*><const char*>nb, len(nb))
+            p.field_target[k] = self.core._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
                 no_memory("the field names of an Avro writer plan")
-        for k in range(self.ntargets):
+        for k in range(self.core.ntargets):
             p.tfield[k] = -1
         for k in range(p.nfields):
             if p.fields[k].role == ROLE_COLUMN and p.field_target[k] >= 0:
                 p.tfield[p.field_target[k]] = k
         # old_image=True: no direct writes; a DELETE's row is converted twice (columns and
         # `_before`) from its image, which direct fields would never reach
-        if self.typed and not self.with_old_image and ws.database is not None \
-                and ws.database.encode("utf-8") == self.schema_name and ws.table.encode("utf-8") == self.table_name:
+        if self.core.typed and not self.core.with_old_image and ws.database is not None \
+                and ws.database.encode("utf-8") == self.core.schema_name and ws.table.encode("utf-8") == self.core.table_name:
             for k in range(p.nfields):
                 p.fields[k].direct = self._direct_kind(p, k)
                 p.fields[k].target = p.field_target[k]
@@ -321,7 +331,7 @@ cdef class AvroPlan(OpenPlan):
         cdef int tk = TYPE_KIND[f.type_code]
         if f.role != ROLE_COLUMN or j < 0:
             return D_NONE
-        w = self.writers[j]
+        w = self.core.writers[j]
         for bi in range(f.nbranch):
             kind = p.branches[f.branch0 + bi].kind
             if kind == AV_NULL:
@@ -351,11 +361,11 @@ cdef class AvroPlan(OpenPlan):
         cdef Err conv
         cdef int rc
         if b.kind == AV_NULL:
-            return self._push_target_null(j)
+            return self.core._push_target_null(j)
         if f.direct == D_INT:
             if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
-            rc = self._push_target_int(j, &iv, f.type_code, f.flags, off, &conv)
+            rc = self.core._push_target_int(j, &iv, f.type_code, f.flags, off, &conv)
             if rc == -1:
                 if self.conv_target < 0 or j < self.conv_target:
                     set_column(&conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
@@ -366,10 +376,20 @@ cdef class AvroPlan(OpenPlan):
         if f.direct == D_F64:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
-            return 0 if fix_push(&self.t_fix[j], &f64) == 0 else -2
+            return 0 if fix_push(&self.core.t_fix[j], &f64) == 0 else -2
         if avro_string(c, &raw, err) < 0:
             return -1
-        return 0 if var_push(&self.t_var[j], raw.p, raw.n) == 0 else -2
+        return 0 if var_push(&self.core.t_var[j], raw.p, raw.n) == 0 else -2
+
+    cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+        """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
+        exactly as the new image is, into the old-image builders."""
+        cdef int rc
+        if self.core._old_image_begin(img != NULL) < 0:
+            return _oom(err)
+        rc = self._emit_typed(img, vd, err)
+        self.core._old_image_end()
+        return rc
 
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         """Targets in order, each from the field compiled for it (top-level records only); fields
@@ -378,14 +398,14 @@ cdef class AvroPlan(OpenPlan):
         cdef int j, k
         cdef ColEntry* e
         if img == NULL:
-            return OpenPlan._emit_typed(self, img, vd, err)
+            return self.core._emit_nulls(err)
         p = &self.wplans[img.plan]
-        if img == &self.images[IMG_P]:
+        if img == &self.core.images[IMG_P]:
             return self._emit_typed_nested(p, img, err)
-        for j in range(self.ntargets):
+        for j in range(self.core.ntargets):
             k = p.tfield[j]
             if k >= 0:
-                if img.direct and p.fields[k].direct != D_NONE:
+                if self.direct[img - &self.core.images[0]] and p.fields[k].direct != D_NONE:
                     if j == self.conv_target:
                         err.failed = 1
                         err.offset = self.conv_err.offset
@@ -399,7 +419,7 @@ cdef class AvroPlan(OpenPlan):
                         set_column(err, e.name.p, e.name.n)
                         return -1
                     continue
-            if self._push_target_null(j) < 0:
+            if self.core._push_target_null(j) < 0:
                 return -2
         return 0
 
@@ -408,14 +428,14 @@ cdef class AvroPlan(OpenPlan):
         top-level ones `tfield` names, so each entry finds its target through its own field."""
         cdef int j, k
         cdef ColEntry* e
-        for j in range(self.ntargets):
-            self.present[j] = -1
+        for j in range(self.core.ntargets):
+            self.core.present[j] = -1
         for k in range(img.n):
             j = p.field_target[img.cols[k].col]
             if j >= 0:
-                self.present[j] = k
-        for j in range(self.ntargets):
-            k = self.present[j]
+                self.core.present[j] = k
+        for j in range(self.core.ntargets):
+            k = self.core.present[j]
             if k >= 0:
                 e = &img.cols[k]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
@@ -423,7 +443,7 @@ cdef class AvroPlan(OpenPlan):
                         set_column(err, e.name.p, e.name.n)
                         return -1
                     continue
-            if self._push_target_null(j) < 0:
+            if self.core._push_target_null(j) < 0:
                 return -2
         return 0
 
@@ -451,9 +471,9 @@ cdef class AvroPlan(OpenPlan):
     cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
         if self.started:
             return 0
-        self._free_outputs()
+        self.core._free_outputs()
         self._free_avro_outputs()
-        if (self._init_outputs(rows, hint) < 0 or map_init(&self.c_keymap, rows, hint // 8) < 0
+        if (self.core._init_outputs(rows, hint) < 0 or map_init(&self.c_keymap, rows, hint // 8) < 0
                 or fix_init(&self.c_ddl_type32, 4, rows) < 0 or var_init(&self.c_checksum, rows, 0) < 0
                 or fix_init(&self.c_corrupted, 0, rows) < 0 or fix_init(&self.c_ckver, 4, rows) < 0
                 or fix_init(&self.c_key_id, 4, rows) < 0 or fix_init(&self.c_value_id, 4, rows) < 0):
@@ -462,62 +482,57 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     def reset(self):
-        self._claim()
+        self.core._claim()
         try:
             return self._reset_body()
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _reset_body(self):
-        self._free_outputs()
+        self.core._free_outputs()
         self._free_avro_outputs()
         self.started = 0
 
     def finish(self, fields):
-        self._claim()
+        self.core._claim()
         try:
             return self._finish_body(fields)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _finish_body(self, fields):
         cdef int j, w
         self._begin(16, 64)
-        by = {"_op": var_to_array(&self.c_op, pa.string()),
-              "_commit_ts": fix_to_array(&self.c_ts, pa.int64()),
-              "_ddl": var_to_array(&self.c_ddl, pa.string()),
+        by = {"_op": var_to_array(&self.core.c_op, pa.string()),
+              "_commit_ts": fix_to_array(&self.core.c_ts, pa.int64()),
+              "_ddl": var_to_array(&self.core.c_ddl, pa.string()),
               "_ddl_type": fix_to_array(&self.c_ddl_type32, pa.int32()),
               "_checksum": var_to_array(&self.c_checksum, pa.string()),
               "_checksum_corrupted": fix_to_array(&self.c_corrupted, pa.bool_()),
               "_checksum_version": fix_to_array(&self.c_ckver, pa.int32()),
               "_key_schema_id": fix_to_array(&self.c_key_id, pa.int32()),
               "_value_schema_id": fix_to_array(&self.c_value_id, pa.int32())}
-        if self.typed:
-            for j in range(self.ntargets):
-                w = self.writers[j]
-                name = self._targets[j].name
-                if w == W_STRING or w == W_BINARY:
-                    by[name] = var_to_array(&self.t_var[j], self.target_types[j])
-                else:
-                    by[name] = fix_to_array(&self.t_fix[j], self.target_types[j])
-            if self.with_old_image:
-                by["_before"] = self._old_image_array()
+        if self.core.typed:
+            for target, array in zip(self._targets, self.core._target_arrays()):
+                by[target.name] = array
+            if self.core.with_old_image:
+                by["_before"] = self.core._old_image_array()
         else:
-            by["_schema"] = var_to_array(&self.c_schema, pa.string())
-            by["_table"] = var_to_array(&self.c_table, pa.string())
-            by["after"] = _map_to_array(&self.c_after)
-            by["before"] = _map_to_array(&self.c_before)
+            by["_schema"] = var_to_array(&self.core.c_schema, pa.string())
+            by["_table"] = var_to_array(&self.core.c_table, pa.string())
+            by["after"] = _map_to_array(&self.core.c_after)
+            by["before"] = _map_to_array(&self.core.c_before)
             by["_key"] = _map_to_array(&self.c_keymap)
-        msg = fix_to_array(&self.c_msg, pa.int32())
+        msg = fix_to_array(&self.core.c_msg, pa.int32())
         self._reset_body()
         return [by[f.name] for f in fields], msg
 
     def append_control(self, row):
-        self._claim()
+        self.core._claim()
         try:
             return self._append_control_body(row)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _append_control_body(self, row):
         cdef int j, w
@@ -525,17 +540,17 @@ cdef class AvroPlan(OpenPlan):
         cdef int32_t m32
         self._begin(1024, 1 << 16)
         op = row["_op"].encode()
-        var_push(&self.c_op, <const char*>op, len(op))
+        var_push(&self.core.c_op, <const char*>op, len(op))
         if row.get("_commit_ts") is None:
-            fix_push_null(&self.c_ts)
+            fix_push_null(&self.core.c_ts)
         else:
             v64 = row["_commit_ts"]
-            fix_push(&self.c_ts, &v64)
+            fix_push(&self.core.c_ts, &v64)
         m32 = row["_msg"]
-        fix_push(&self.c_msg, &m32)
-        fix_push_bool(&self.c_hko, 0)
-        _push_py_text(&self.c_ddl, row.get("_ddl"))
-        _push_py_text(&self.c_ccl, None)
+        fix_push(&self.core.c_msg, &m32)
+        fix_push_bool(&self.core.c_hko, 0)
+        _push_py_text(&self.core.c_ddl, row.get("_ddl"))
+        _push_py_text(&self.core.c_ccl, None)
         if row.get("_ddl_type") is None:
             fix_push_null(&self.c_ddl_type32)
         else:
@@ -546,17 +561,17 @@ cdef class AvroPlan(OpenPlan):
         fix_push_null(&self.c_ckver)
         fix_push_null(&self.c_key_id)
         fix_push_null(&self.c_value_id)
-        if self.typed:
-            for j in range(self.ntargets):
-                self._push_target_null(j)
-            if self.with_old_image:
+        if self.core.typed:
+            for j in range(self.core.ntargets):
+                self.core._push_target_null(j)
+            if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&self.c_schema, row.get("_schema"))
-            _push_py_text(&self.c_table, row.get("_table"))
-            map_close_row(&self.c_after, 0)
+            _push_py_text(&self.core.c_schema, row.get("_schema"))
+            _push_py_text(&self.core.c_table, row.get("_table"))
+            map_close_row(&self.core.c_after, 0)
             # a key-less DELETE carries an empty before image (nothing else reaches here)
-            map_close_row(&self.c_before, row.get("before") is not None)
+            map_close_row(&self.core.c_before, row.get("before") is not None)
             map_close_row(&self.c_keymap, 0)
 
     # ------------------------------------------------------------------ the hot loop
@@ -574,11 +589,11 @@ cdef class AvroPlan(OpenPlan):
         return 0
 
     def prepare_arrow(self, keys, values):
-        self._claim()
+        self.core._claim()
         try:
             return self._prepare_arrow_body(keys, values)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _prepare_arrow_body(self, keys, values):
         """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
@@ -590,11 +605,11 @@ cdef class AvroPlan(OpenPlan):
         return n
 
     def run_prepared(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
-        self._claim()
+        self.core._claim()
         try:
             return self._run_prepared_body(start, n, msg_base)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _run_prepared_body(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
         return self._run_loop(start, n, msg_base)
@@ -624,11 +639,11 @@ cdef class AvroPlan(OpenPlan):
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
-        self._claim()
+        self.core._claim()
         try:
             return self._run_body(keys, values, start, msg_base)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef void _swap_pointer_sets(self) noexcept:
         self.kptr, self.list_kptr = self.list_kptr, self.kptr
@@ -704,10 +719,10 @@ cdef class AvroPlan(OpenPlan):
         memset(&info, 0, sizeof(RecInfo))
         self.conv_target = -1
         self.scratch.len = 0
-        self.names.len = 0
-        self.images[IMG_U].present = 0
-        self.images[IMG_P].present = 0
-        self.images[IMG_KEY].present = 0
+        self.core.names.len = 0
+        self.core.images[IMG_U].present = 0
+        self.core.images[IMG_P].present = 0
+        self.core.images[IMG_KEY].present = 0
         if kn >= 0:
             err.part = PART_KEY
             c.start = kp
@@ -719,7 +734,7 @@ cdef class AvroPlan(OpenPlan):
                 return fail_at(err, 0, "truncated Confluent header")
             c.pos += 5
             self.cur_plan = kplan
-            if self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.images[IMG_KEY],
+            if self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
                             NULL, err) < 0:
                 return -1
             if c.pos != c.end:
@@ -734,8 +749,8 @@ cdef class AvroPlan(OpenPlan):
                     return fail_at(err, 0, "commit ts out of range")
                 info.commit_ts = <int64_t>u
                 info.has_commit_ts = 1
-            _fix_scratch_spans(&self.images[IMG_KEY], self.scratch.data)
-            return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.images[IMG_KEY], msg, err)
+            _fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
+            return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.core.images[IMG_KEY], msg, err)
         if vp[0] == 2:
             if vn != 9:
                 return fail_at(err, 0, "checkpoint value must be 0x02 + 8 bytes")
@@ -744,9 +759,9 @@ cdef class AvroPlan(OpenPlan):
                 return fail_at(err, 0, "commit ts out of range")
             info.commit_ts = <int64_t>u
             info.has_commit_ts = 1
-            if self.typed and not self.control_events:
+            if self.core.typed and not self.control_events:
                 return RUN_OK
-            _fix_scratch_spans(&self.images[IMG_KEY], self.scratch.data)
+            _fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
             return self._emit(OP_RESOLVED, &info, -1, -1, kplan, NULL, NULL, msg, err)
         if vn < 5:
             return fail_at(err, 0, "truncated Confluent header")
@@ -754,14 +769,14 @@ cdef class AvroPlan(OpenPlan):
         c.pos = vp + 5
         c.end = vp + vn
         self.cur_plan = vplan
-        if self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.images[IMG_U], &info,
+        if self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.core.images[IMG_U], &info,
                         err) < 0:
             return -1
         if c.pos != c.end:
             return fail(err, &c, "trailing bytes after the Avro record")
-        _fix_scratch_spans(&self.images[IMG_U], self.scratch.data)
-        _fix_scratch_spans(&self.images[IMG_P], self.scratch.data)
-        _fix_scratch_spans(&self.images[IMG_KEY], self.scratch.data)
+        _fix_scratch_spans(&self.core.images[IMG_U], self.scratch.data)
+        _fix_scratch_spans(&self.core.images[IMG_P], self.scratch.data)
+        _fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
         if info.has_op and info.op.n == 1 and info.op.p[0] == 99:
             op = OP_INSERT
         elif info.has_op and info.op.n == 1 and info.op.p[0] == 117:
@@ -776,9 +791,9 @@ cdef class AvroPlan(OpenPlan):
         if info.has_commit_ts and info.commit_ts < 0:
             return fail_at(err, 0, "commit ts out of range")
         if op == OP_DELETE:
-            return self._emit(op, &info, vplan, vplan, kplan, NULL, &self.images[IMG_U], msg, err)
-        return self._emit(op, &info, vplan, vplan, kplan, &self.images[IMG_U],
-                          &self.images[IMG_P] if self.images[IMG_P].present else NULL, msg, err)
+            return self._emit(op, &info, vplan, vplan, kplan, NULL, &self.core.images[IMG_U], msg, err)
+        return self._emit(op, &info, vplan, vplan, kplan, &self.core.images[IMG_U],
+                          &self.core.images[IMG_P] if self.core.images[IMG_P].present else NULL, msg, err)
 
     cdef int _record(self, Cur* c, WPlan* p, int first, int count, Image* img, RecInfo* info,
                      Err* err) noexcept nogil:
@@ -794,7 +809,7 @@ cdef class AvroPlan(OpenPlan):
         img.plan = <int>(p - self.wplans)
         # typed rows of the target table: some fields go straight to their columns (the row is
         # always emitted or the batch fails, so nothing written here can be left dangling)
-        img.direct = p.direct and img == &self.images[IMG_U] and first == 0
+        self.direct[img - &self.core.images[0]] = p.direct and img == &self.core.images[IMG_U] and first == 0
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -806,7 +821,7 @@ cdef class AvroPlan(OpenPlan):
             b = &p.branches[f.branch0 + bi]
             if f.role == ROLE_BEFORE:
                 if b.kind == AV_RECORD:
-                    if self._record(c, p, b.sub_first, b.sub_count, &self.images[IMG_P], NULL, err) < 0:
+                    if self._record(c, p, b.sub_first, b.sub_count, &self.core.images[IMG_P], NULL, err) < 0:
                         return -1
                 elif b.kind != AV_NULL:
                     return fail(err, c, "unexpected _ticdc_before branch")
@@ -816,7 +831,7 @@ cdef class AvroPlan(OpenPlan):
                     set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
                 continue
-            if img.direct and f.direct != D_NONE:
+            if self.direct[img - &self.core.images[0]] and f.direct != D_NONE:
                 dup = self._direct_value(c, f, b, err)
                 if dup < 0:
                     if dup == -1:
@@ -838,7 +853,7 @@ cdef class AvroPlan(OpenPlan):
             e.f = f.flags
             e.has_t = 1
             e.col = k
-            e.loc.kind = J_ABSENT
+            e.zone = -1
             e.v.off = c.pos - c.start
             e.v.esc = 0
             e.v.neg = 0
@@ -898,7 +913,7 @@ cdef class AvroPlan(OpenPlan):
         if b.kind == AV_INT or b.kind == AV_LONG:
             if _avro_int(c, f, b, v.off, &iv, err) < 0:
                 return -1
-            if self.typed:
+            if self.core.typed:
                 v.kind = J_RAWINT
                 v.neg = iv.neg
                 v.n = <Py_ssize_t>iv.mag
@@ -918,7 +933,7 @@ cdef class AvroPlan(OpenPlan):
                 if isinf(f32):
                     return fail_at(err, v.off, "number out of range")
                 f64 = f32
-            if self.typed:
+            if self.core.typed:
                 v.kind = J_RAWF64
                 v.neg = 0
                 v.p = NULL
@@ -948,7 +963,7 @@ cdef class AvroPlan(OpenPlan):
         elif avro_string(c, &raw, err) < 0:
             return -1
         if f.type_code == T_NEWDECIMAL:
-            if self.typed:
+            if self.core.typed:
                 if raw.n == 0:
                     return fail_at(err, v.off, "empty decimal bytes")
                 if raw.n > 90:
@@ -992,21 +1007,21 @@ cdef class AvroPlan(OpenPlan):
         cdef Py_ssize_t start
         cdef int r
         if e.v.kind == J_RAWINT or e.v.kind == J_RAWF64:
-            r = self._convert_raw(e, j, &tmp, txt, J_INT, err)
+            r = self.core._convert_raw(e, j, &tmp, txt, J_INT, err)
             if r != 1:
                 return r
-            return OpenPlan._convert(self, &tmp, j, err)
+            return self.core._convert(&tmp, j, err)
         if e.v.kind == J_RAWDEC:
-            if self.writers[j] == W_DECIMAL128 and e.v.esc == self.scales[j] \
-                    and twos_to_decimal128(e.v.p, e.v.n, self.precisions[j], limbs) == 0:
-                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1
+            if self.core.writers[j] == W_DECIMAL128 and e.v.esc == self.core.scales[j] \
+                    and twos_to_decimal128(e.v.p, e.v.n, self.core.precisions[j], limbs) == 0:
+                return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else -1
             tmp = e[0]
             start = self.scratch.len
             if self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.esc, err) < 0:
                 return -1
             tmp.v.p = self.scratch.data + start
             tmp.v.neg = 0
-        return OpenPlan._convert(self, &tmp if e.v.kind == J_RAWDEC else e, j, err)
+        return self.core._convert(&tmp if e.v.kind == J_RAWDEC else e, j, err)
 
     cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t start = self.scratch.len
@@ -1137,7 +1152,7 @@ cdef class AvroPlan(OpenPlan):
         cdef int32_t sid
         cdef int j, k, rc
         cdef ColEntry* e
-        if self.typed and op != OP_RESOLVED:
+        if self.core.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
                     and bytes_eq(<const uint8_t*>(self.keys.data + tp.db_off), <const uint8_t*>(self.schema_name_ptr), tp.db_len)
                     and bytes_eq(<const uint8_t*>(self.keys.data + tp.tbl_off), <const uint8_t*>(self.table_name_ptr), tp.tbl_len)):
@@ -1146,32 +1161,32 @@ cdef class AvroPlan(OpenPlan):
                 e = NULL
                 if after != NULL:
                     for k in range(after.n):
-                        if self._lookup_target(&after.cols[k]) < 0:
+                        if self.core._lookup_target(&after.cols[k]) < 0:
                             e = &after.cols[k]
                             break
                 elif before != NULL:
                     for k in range(before.n):
-                        if self._lookup_target(&before.cols[k]) < 0:
+                        if self.core._lookup_target(&before.cols[k]) < 0:
                             e = &before.cols[k]
                             break
                 if e != NULL:
                     set_column(err, e.name.p, e.name.n)
                     return fail_at(err, 0, "column is not in the target schema")
                 tp.extra_checked = 1
-        if var_push(&self.c_op, OP_TEXT[op], OP_LEN[op]) < 0:
+        if var_push(&self.core.c_op, OP_TEXT[op], OP_LEN[op]) < 0:
             return -1
         if info.has_commit_ts:
-            if fix_push(&self.c_ts, &info.commit_ts) < 0:
+            if fix_push(&self.core.c_ts, &info.commit_ts) < 0:
                 return -1
-        elif fix_push_null(&self.c_ts) < 0:
+        elif fix_push_null(&self.core.c_ts) < 0:
             return -1
         m32 = <int32_t>msg
-        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, 0) < 0:
+        if fix_push(&self.core.c_msg, &m32) < 0 or fix_push_bool(&self.core.c_hko, 0) < 0:
             return -1
-        if var_push_null(&self.c_ddl) < 0 or var_push_null(&self.c_ccl) < 0 or fix_push_null(&self.c_ddl_type32) < 0:
+        if var_push_null(&self.core.c_ddl) < 0 or var_push_null(&self.core.c_ccl) < 0 or fix_push_null(&self.c_ddl_type32) < 0:
             return -1
         if info.has_checksum and info.checksum.n > 0:
-            if self._push_text(&self.c_checksum, &info.checksum, err) < 0:
+            if self.core._push_text(&self.c_checksum, &info.checksum, err) < 0:
                 return -1
         elif var_push_null(&self.c_checksum) < 0:
             return -1
@@ -1195,26 +1210,26 @@ cdef class AvroPlan(OpenPlan):
                 return -1
         elif fix_push_null(&self.c_value_id) < 0:
             return -1
-        if self.typed:
+        if self.core.typed:
             if op == OP_RESOLVED:
                 after = before = NULL
             rc = self._emit_typed(after if after != NULL else before, NULL, err)
-            if rc < 0 or not self.with_old_image:
+            if rc < 0 or not self.core.with_old_image:
                 return rc
             return self._emit_old_image(before, NULL, err)
         if tp != NULL and op != OP_RESOLVED:
             if tp.db_len >= 0:
-                if var_push(&self.c_schema, self.keys.data + tp.db_off, tp.db_len) < 0:
+                if var_push(&self.core.c_schema, self.keys.data + tp.db_off, tp.db_len) < 0:
                     return -1
-            elif var_push_null(&self.c_schema) < 0:
+            elif var_push_null(&self.core.c_schema) < 0:
                 return -1
-            if var_push(&self.c_table, self.keys.data + tp.tbl_off, tp.tbl_len) < 0:
+            if var_push(&self.core.c_table, self.keys.data + tp.tbl_off, tp.tbl_len) < 0:
                 return -1
-        elif var_push_null(&self.c_schema) < 0 or var_push_null(&self.c_table) < 0:
+        elif var_push_null(&self.core.c_schema) < 0 or var_push_null(&self.core.c_table) < 0:
             return -1
-        if self._emit_map(&self.c_after, after, err) < 0 or self._emit_map(&self.c_before, before, err) < 0:
+        if self.core._emit_map(&self.core.c_after, after, err) < 0 or self.core._emit_map(&self.core.c_before, before, err) < 0:
             return -1
-        return self._emit_map(&self.c_keymap, &self.images[IMG_KEY] if self.images[IMG_KEY].present else NULL, err)
+        return self.core._emit_map(&self.c_keymap, &self.core.images[IMG_KEY] if self.core.images[IMG_KEY].present else NULL, err)
 
 
 cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, IntVal* iv,

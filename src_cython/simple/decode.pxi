@@ -1,11 +1,8 @@
-# Simple protocol: DML messages (JSON or the fixed Avro schema) decoded straight into the open
-# protocol's builders.  Control messages (BOOTSTRAP, DDL, WATERMARK), DML whose schema is not
-# registered yet, claim-check rows (when a resolver is set) and TIMESTAMP zones not loaded yet
-# make `run` stop *before* anything of that message is written; the Python front end handles
-# them and calls `run` again.
-
-cdef enum:
-    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (SimplePlan.bad_zone)
+# Simple protocol: DML messages (JSON or the fixed Avro schema) decoded straight into the column
+# builders of the plan's core (plan/core.pxi).  Control messages (BOOTSTRAP, DDL, WATERMARK),
+# DML whose schema is not registered yet, claim-check rows (when a resolver is set) and
+# TIMESTAMP zones not loaded yet make `run` stop *before* anything of that message is written;
+# the Python front end handles them and calls `run` again.
 
 cdef enum:
     AVRO_MESSAGE_BRANCH = 11
@@ -130,7 +127,8 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     buf_free(&p.names)
 
 
-cdef class SimplePlan(OpenPlan):
+cdef class SimplePlan:
+    cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
     cdef int avro
     cdef public bint stop_on_claim_check
     cdef TablePlan* plans
@@ -142,22 +140,6 @@ cdef class SimplePlan(OpenPlan):
     cdef Buf elems               # enum/set element names
     cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
-    # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
-    # are no zone are kept too, so values using them fail where converted, but only the last
-    # BAD_ZONE_SLOTS of them: each message may name a new one
-    cdef list zone_names         # per zone index
-    cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
-    cdef Py_ssize_t* zone_key_len
-    cdef uint64_t* zone_hash
-    cdef int64_t** zone_bounds
-    cdef int64_t** zone_offsets
-    cdef Py_ssize_t* zone_n      # transitions; -1: the name is no zone
-    cdef int nzones
-    cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
-    cdef Py_ssize_t zslot_cap
-    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
-    cdef int nbad
-    cdef int bad_next
     cdef public object pending_zone
     # extra output columns
     cdef VarCol c_ddl_type2
@@ -179,6 +161,7 @@ cdef class SimplePlan(OpenPlan):
     cdef int started
     cdef int cur_plan
     cdef uint32_t cgen
+    cdef uint32_t image_gen[3]   # per image of the core (IMG_*): cgen when it was started
     cdef int env_seq[24]         # envelope key id seen at each position of the last message
     cdef object _targets
     cdef const char* schema_name_ptr
@@ -187,19 +170,25 @@ cdef class SimplePlan(OpenPlan):
     cdef Py_ssize_t table_name_len
 
     def __cinit__(self, cfg):
+        self.core = PlanCore(cfg)
+        self.core.render_hook = _simpleplan_render
+        self.core.hook_owner = <void*>self
         self.avro = cfg.encoding == "avro"
         self.stop_on_claim_check = False
-        self.zone_names = []
         self.pending_zone = None
         self.started = 0
         self._values_ref = None
         for k in range(ENV_SEQ_MAX):
             self.env_seq[k] = -1
         self._targets = cfg.targets or ()
-        self.schema_name_ptr = self.schema_name
-        self.schema_name_len = len(self.schema_name)
-        self.table_name_ptr = self.table_name
-        self.table_name_len = len(self.table_name)
+        self.schema_name_ptr = self.core.schema_name
+        self.schema_name_len = len(self.core.schema_name)
+        self.table_name_ptr = self.core.table_name
+        self.table_name_len = len(self.core.table_name)
+
+    @property
+    def invalid_utf8_replaced(self):
+        return self.core.invalid_utf8_replaced
 
     def __dealloc__(self):
         cdef int i
@@ -212,27 +201,16 @@ cdef class SimplePlan(OpenPlan):
         buf_free(&self.elems)
         buf_free(&self.elem_off_buf)
         buf_free(&self.avro_scratch)
-        for i in range(self.nzones):
-            free(self.zone_bounds[i])
-            free(self.zone_offsets[i])
-            free(self.zone_key[i])
-        free(self.zone_key)
-        free(self.zone_key_len)
-        free(self.zone_hash)
-        free(self.zslot)
-        free(self.zone_bounds)
-        free(self.zone_offsets)
-        free(self.zone_n)
         free(self.vptr)
         free(self.vlen)
 
     # ------------------------------------------------------------------ plans
     def register(self, ts):
-        self._claim()
+        self.core._claim()
         try:
             return self._register_body(ts)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _register_body(self, ts):
         """Compile a TableSchema once; DML of (database, table, version) then decodes in C."""
@@ -279,7 +257,7 @@ cdef class SimplePlan(OpenPlan):
         p.seq = <int*>calloc(n, sizeof(int))
         p.seen = <uint32_t*>calloc(2 * n, sizeof(uint32_t))
         p.at = <int*>calloc(2 * n, sizeof(int))
-        p.tcol = <int*>malloc(max(self.ntargets, 1) * sizeof(int))
+        p.tcol = <int*>malloc(max(self.core.ntargets, 1) * sizeof(int))
         p.name_kind = <uint8_t*>calloc(n, 1)
         if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
@@ -287,7 +265,7 @@ cdef class SimplePlan(OpenPlan):
             no_memory("the column arrays of a table plan")
         for k in range(p.slot_cap):
             p.slot[k] = -1
-        for k in range(self.ntargets):
+        for k in range(self.core.ntargets):
             p.tcol[k] = -1
         self._put_plan_slot(self.nplans)
         self.nplans += 1
@@ -299,7 +277,7 @@ cdef class SimplePlan(OpenPlan):
             if buf_append(&p.names, <const char*>name, len(name)) < 0:
                 no_memory("the column names of a table plan")
             p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
-            p.col_target[j] = self._target_by_name(<const uint8_t*><const char*>name, len(name))
+            p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
             # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
@@ -328,112 +306,14 @@ cdef class SimplePlan(OpenPlan):
 
     def zone_names_seen(self):
         """Zone names registered so far (known or not)."""
-        return list(self.zone_names)
+        return list(self.core.zone_names)
 
     def add_zone(self, name, known=True):
-        self._claim()
+        self.core._claim()
         try:
-            return self._add_zone_body(name, known)
+            return self.core._add_zone_body(name, known)
         finally:
-            self.busy = 0
-
-    cdef object _add_zone_body(self, name, known=True):
-        """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
-        registers a name that is no zone: values using it fail only where they are converted
-        (as in the twin), so an unused image or column does not fail the message."""
-        from ticdc_fast.timezones import local_table
-        bounds, offsets = local_table(name) if known else ((), ())
-        cdef int z
-        cdef Py_ssize_t k, n = len(bounds)
-        cdef bytes nb = name.encode("utf-8")
-        cdef uint8_t* key
-        if self._find_zone(<const uint8_t*><const char*>nb, len(nb)) >= 0:
-            return
-        key = <uint8_t*>malloc(max(len(nb), 1))
-        if key == NULL:
-            no_memory("a time zone name")
-        memcpy(key, <const char*>nb, len(nb))
-        if not known and self.nbad == BAD_ZONE_SLOTS:
-            # forget the oldest name that is no zone, reuse its index
-            z = self.bad_zone[self.bad_next]
-            free(self.zone_key[z])
-            free(self.zone_bounds[z])
-            free(self.zone_offsets[z])
-            self.zone_names[z] = name
-        else:
-            z = self.nzones
-            if self._grow_zones(z + 1) < 0:
-                free(key)
-                no_memory("the time zone table")
-            self.nzones += 1
-            self.zone_names.append(name)
-            if not known:
-                self.nbad += 1
-        if not known:
-            self.bad_zone[self.bad_next] = z
-            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
-        self.zone_key[z] = key
-        self.zone_key_len[z] = len(nb)
-        self.zone_hash[z] = fnv1a(key, len(nb))
-        self.zone_n[z] = n if known else -1
-        self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
-        self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
-        if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
-            no_memory("the transitions of a time zone")
-        for k in range(n):
-            self.zone_bounds[z][k] = bounds[k]
-            self.zone_offsets[z][k] = offsets[k]
-        self._index_zones()
-
-    cdef int _grow_zones(self, Py_ssize_t n) except -1:
-        cdef void* p
-        p = realloc(self.zone_key, n * sizeof(uint8_t*))
-        if p == NULL:
-            return -1
-        self.zone_key = <uint8_t**>p
-        p = realloc(self.zone_key_len, n * sizeof(Py_ssize_t))
-        if p == NULL:
-            return -1
-        self.zone_key_len = <Py_ssize_t*>p
-        p = realloc(self.zone_hash, n * sizeof(uint64_t))
-        if p == NULL:
-            return -1
-        self.zone_hash = <uint64_t*>p
-        p = realloc(self.zone_bounds, n * sizeof(int64_t*))
-        if p == NULL:
-            return -1
-        self.zone_bounds = <int64_t**>p
-        p = realloc(self.zone_offsets, n * sizeof(int64_t*))
-        if p == NULL:
-            return -1
-        self.zone_offsets = <int64_t**>p
-        p = realloc(self.zone_n, n * sizeof(Py_ssize_t))
-        if p == NULL:
-            return -1
-        self.zone_n = <Py_ssize_t*>p
-        return 0
-
-    cdef int _index_zones(self) except -1:
-        """Rebuild the name index (after a zone is added or a forgotten name replaced: a few
-        hundred entries at most, and only when a message names a zone not seen before)."""
-        cdef Py_ssize_t cap = 16, s
-        cdef int z
-        while cap < 2 * self.nzones:
-            cap *= 2
-        if cap != self.zslot_cap:
-            free(self.zslot)
-            self.zslot = <int*>malloc(cap * sizeof(int))
-            self.zslot_cap = cap if self.zslot != NULL else 0
-            if self.zslot == NULL:
-                no_memory("the time zone name slots")
-        for s in range(cap):
-            self.zslot[s] = -1
-        for z in range(self.nzones):
-            s = _hash_slot(self.zone_hash[z], cap)
-            while self.zslot[s] >= 0:
-                s = (s + 1) & (cap - 1)
-            self.zslot[s] = z
-        return 0
+            self.core.busy = 0
 
     cdef int _reserve_plan_slots(self, Py_ssize_t n) except -1:
         """Room for n plans at a load factor of at most 1/2 (rehashing every plan when growing)."""
@@ -517,67 +397,65 @@ cdef class SimplePlan(OpenPlan):
         img.present = 1
         img.n = 0
         img.plan = <int>(p - self.plans)
-        img.slot = 1 if img == &self.images[IMG_P] else 0
         self.cgen += 1
         if self.cgen == 0:
             for k in range(self.nplans):
                 for i in range(2 * self.plans[k].ncols):
                     self.plans[k].seen[i] = 0
             self.cgen = 1
-        img.gen = self.cgen
+        self.image_gen[img - &self.core.images[0]] = self.cgen
 
     cdef inline int _dedupe_column(self, TablePlan* p, Image* img, ColEntry* e) noexcept nogil:
         """1 if the column already appeared in this image (JSON last-wins at the first position)."""
         cdef ColEntry* o
-        cdef Py_ssize_t i = img.slot * p.ncols + e.col
-        if p.seen[i] == img.gen:
+        cdef Py_ssize_t slot = img - &self.core.images[0]
+        cdef uint32_t gen = self.image_gen[slot]
+        cdef Py_ssize_t i = slot * p.ncols + e.col
+        if p.seen[i] == gen:
             o = &img.cols[p.at[i]]
             o.v = e.v
-            o.loc = e.loc
+            o.zone = e.zone
             return 1
-        p.seen[i] = img.gen
+        p.seen[i] = gen
         p.at[i] = <int>img.n
         return 0
+
+    cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+        """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
+        exactly as the new image is, into the old-image builders."""
+        cdef int rc
+        if self.core._old_image_begin(img != NULL) < 0:
+            return _oom(err)
+        rc = self._emit_typed(img, vd, err)
+        self.core._old_image_end()
+        return rc
 
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         """Targets in order, each from the column compiled for it, found through the plan's index
         of the image (no per-row name lookups)."""
         cdef TablePlan* p
         cdef int j, col
-        cdef Py_ssize_t base
+        cdef Py_ssize_t slot, base
+        cdef uint32_t gen
         cdef ColEntry* e
         if img == NULL:
-            return OpenPlan._emit_typed(self, img, vd, err)
+            return self.core._emit_nulls(err)
         p = &self.plans[img.plan]
-        base = img.slot * p.ncols
-        for j in range(self.ntargets):
+        slot = img - &self.core.images[0]
+        base = slot * p.ncols
+        gen = self.image_gen[slot]
+        for j in range(self.core.ntargets):
             col = p.tcol[j]
-            if col >= 0 and p.seen[base + col] == img.gen:
+            if col >= 0 and p.seen[base + col] == gen:
                 e = &img.cols[p.at[base + col]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
                     if self._convert(e, j, err) < 0:
-                        set_column(err, self._name_ptr(e), e.name_len)
+                        set_column(err, self.core._name_ptr(e), e.name_len)
                         return -1
                     continue
-            if self._push_target_null(j) < 0:
+            if self.core._push_target_null(j) < 0:
                 return -2
         return 0
-
-    cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
-        cdef uint64_t h
-        cdef Py_ssize_t s
-        cdef int z
-        if self.zslot_cap == 0:
-            return -1
-        h = fnv1a(name, n)
-        s = _hash_slot(h, self.zslot_cap)
-        while True:
-            z = self.zslot[s]
-            if z < 0:
-                return -1
-            if self.zone_hash[z] == h and self.zone_key_len[z] == n and bytes_eq(self.zone_key[z], name, n):
-                return z
-            s = (s + 1) & (self.zslot_cap - 1)
 
     # ------------------------------------------------------------------ outputs
     cdef void _free_simple_outputs(self) noexcept nogil:
@@ -596,9 +474,9 @@ cdef class SimplePlan(OpenPlan):
     cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
         if self.started:
             return 0
-        self._free_outputs()
+        self.core._free_outputs()
         self._free_simple_outputs()
-        if (self._init_outputs(rows, hint) < 0 or var_init(&self.c_ddl_type2, rows, 0) < 0
+        if (self.core._init_outputs(rows, hint) < 0 or var_init(&self.c_ddl_type2, rows, 0) < 0
                 or var_init(&self.c_table_schema, rows, 0) < 0 or fix_init(&self.c_schema_version, 8, rows) < 0
                 or fix_init(&self.c_table_id, 8, rows) < 0 or fix_init(&self.c_build_ts, 8, rows) < 0
                 or fix_init(&self.c_ck_version, 4, rows) < 0 or fix_init(&self.c_ck_corrupted, 0, rows) < 0
@@ -609,21 +487,21 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     def finish(self, fields):
-        self._claim()
+        self.core._claim()
         try:
             return self._finish_body(fields)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _finish_body(self, fields):
         cdef int j, w
         self._begin(16, 64)
         by = {}
-        by["_op"] = var_to_array(&self.c_op, pa.string())
-        by["_commit_ts"] = fix_to_array(&self.c_ts, pa.int64())
-        by["_ddl"] = var_to_array(&self.c_ddl, pa.string())
-        by["_handle_key_only"] = fix_to_array(&self.c_hko, pa.bool_())
-        by["_claim_check_location"] = var_to_array(&self.c_ccl, pa.string())
+        by["_op"] = var_to_array(&self.core.c_op, pa.string())
+        by["_commit_ts"] = fix_to_array(&self.core.c_ts, pa.int64())
+        by["_ddl"] = var_to_array(&self.core.c_ddl, pa.string())
+        by["_handle_key_only"] = fix_to_array(&self.core.c_hko, pa.bool_())
+        by["_claim_check_location"] = var_to_array(&self.core.c_ccl, pa.string())
         by["_ddl_type"] = var_to_array(&self.c_ddl_type2, pa.string())
         by["_table_schema"] = var_to_array(&self.c_table_schema, pa.string())
         by["_schema_version"] = fix_to_array(&self.c_schema_version, pa.int64())
@@ -635,37 +513,33 @@ cdef class SimplePlan(OpenPlan):
         by["_checksum_previous"] = fix_to_array(&self.c_ck_previous, pa.int64())
         by["_undecodable"] = fix_to_array(&self.c_undecodable, pa.bool_())
         by["_raw"] = var_to_array(&self.c_raw, pa.binary())
-        if self.typed:
-            for j in range(self.ntargets):
-                w = self.writers[j]
-                if w == W_STRING or w == W_BINARY:
-                    by[self.target_names_py[j]] = var_to_array(&self.t_var[j], self.target_types[j])
-                else:
-                    by[self.target_names_py[j]] = fix_to_array(&self.t_fix[j], self.target_types[j])
-            if self.with_old_image:
-                by["_before"] = self._old_image_array()
+        if self.core.typed:
+            for name, array in zip(self.target_names_py, self.core._target_arrays()):
+                by[name] = array
+            if self.core.with_old_image:
+                by["_before"] = self.core._old_image_array()
         else:
-            by["_schema"] = var_to_array(&self.c_schema, pa.string())
-            by["_table"] = var_to_array(&self.c_table, pa.string())
-            by["after"] = _map_to_array(&self.c_after)
-            by["before"] = _map_to_array(&self.c_before)
-        msg = fix_to_array(&self.c_msg, pa.int32())
-        self._free_outputs()
+            by["_schema"] = var_to_array(&self.core.c_schema, pa.string())
+            by["_table"] = var_to_array(&self.core.c_table, pa.string())
+            by["after"] = _map_to_array(&self.core.c_after)
+            by["before"] = _map_to_array(&self.core.c_before)
+        msg = fix_to_array(&self.core.c_msg, pa.int32())
+        self.core._free_outputs()
         self._free_simple_outputs()
         self.started = 0
         self._values_ref = None
         return [by[f.name] for f in fields], msg
 
     def reset(self):
-        self._claim()
+        self.core._claim()
         try:
             return self._reset_body()
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _reset_body(self):
         """Drop the rows of a batch that failed."""
-        self._free_outputs()
+        self.core._free_outputs()
         self._free_simple_outputs()
         self.started = 0
         self._values_ref = None
@@ -675,11 +549,11 @@ cdef class SimplePlan(OpenPlan):
         return [t.name for t in self._targets]
 
     def append_control(self, row):
-        self._claim()
+        self.core._claim()
         try:
             return self._append_control_body(row)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _append_control_body(self, row):
         """One control / undecodable row (Python values; rare)."""
@@ -688,14 +562,14 @@ cdef class SimplePlan(OpenPlan):
         cdef int32_t m32
         self._begin(1024, 1 << 16)
         op = row["_op"].encode()
-        var_push(&self.c_op, <const char*>op, len(op))
+        var_push(&self.core.c_op, <const char*>op, len(op))
         v64 = row["_commit_ts"]
-        fix_push(&self.c_ts, &v64)
+        fix_push(&self.core.c_ts, &v64)
         m32 = row["_msg"]
-        fix_push(&self.c_msg, &m32)
-        fix_push_bool(&self.c_hko, 0)
-        _push_py_text(&self.c_ddl, row.get("_ddl"))
-        _push_py_text(&self.c_ccl, None)
+        fix_push(&self.core.c_msg, &m32)
+        fix_push_bool(&self.core.c_hko, 0)
+        _push_py_text(&self.core.c_ddl, row.get("_ddl"))
+        _push_py_text(&self.core.c_ccl, None)
         _push_py_text(&self.c_ddl_type2, row.get("_ddl_type"))
         _push_py_text(&self.c_table_schema, row.get("_table_schema"))
         _push_py_int(&self.c_schema_version, row.get("_schema_version"), 8)
@@ -711,24 +585,24 @@ cdef class SimplePlan(OpenPlan):
             var_push_null(&self.c_raw)
         else:
             var_push(&self.c_raw, <const char*>raw, len(raw))
-        if self.typed:
-            for j in range(self.ntargets):
-                self._push_target_null(j)
-            if self.with_old_image:
+        if self.core.typed:
+            for j in range(self.core.ntargets):
+                self.core._push_target_null(j)
+            if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&self.c_schema, row.get("_schema"))
-            _push_py_text(&self.c_table, row.get("_table"))
-            map_close_row(&self.c_after, 0)
-            map_close_row(&self.c_before, 0)
+            _push_py_text(&self.core.c_schema, row.get("_schema"))
+            _push_py_text(&self.core.c_table, row.get("_table"))
+            map_close_row(&self.core.c_after, 0)
+            map_close_row(&self.core.c_before, 0)
 
     # ------------------------------------------------------------------ the hot loop
     def run(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
-        self._claim()
+        self.core._claim()
         try:
             return self._run_body(values, start, msg_base)
         finally:
-            self.busy = 0
+            self.core.busy = 0
 
     cdef object _run_body(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
         """Decode values[start:] while they are DML with registered schemas; return the index of
@@ -825,10 +699,10 @@ cdef class SimplePlan(OpenPlan):
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return RUN_STOP   # not an object: the slow path reports it
-        self.names.len = 0
+        self.core.names.len = 0
         self.avro_scratch.len = 0
-        self.images[IMG_U].present = 0
-        self.images[IMG_P].present = 0
+        self.core.images[IMG_U].present = 0
+        self.core.images[IMG_P].present = 0
         r = obj_open(c, err)
         if r < 0:
             return -1
@@ -863,7 +737,7 @@ cdef class SimplePlan(OpenPlan):
             if which >= 0 and d.plan < 0 and self._json_plan_early(d) == 0:
                 pass
             if which >= 0 and d.plan >= 0:
-                rc = self._json_image_cur(c, &self.plans[d.plan], &self.images[which], err)
+                rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], err)
                 if rc != 0:
                     return -1 if err.failed else RUN_STOP
                 if which == IMG_U:
@@ -915,13 +789,13 @@ cdef class SimplePlan(OpenPlan):
         if self.stop_on_claim_check and d.ccl.kind == J_STR:
             return RUN_STOP
         if d.has_data and not (direct & 1) and \
-                self._json_image(&d.data_span, &self.plans[d.plan], &self.images[IMG_U], c, err) != 0:
+                self._json_image(&d.data_span, &self.plans[d.plan], &self.core.images[IMG_U], c, err) != 0:
             return -1 if err.failed else RUN_STOP
         if d.has_old and not (direct & 2) and \
-                self._json_image(&d.old_span, &self.plans[d.plan], &self.images[IMG_P], c, err) != 0:
+                self._json_image(&d.old_span, &self.plans[d.plan], &self.core.images[IMG_P], c, err) != 0:
             return -1 if err.failed else RUN_STOP
-        _fix_scratch_spans(&self.images[IMG_U], self.avro_scratch.data)
-        _fix_scratch_spans(&self.images[IMG_P], self.avro_scratch.data)
+        _fix_scratch_spans(&self.core.images[IMG_U], self.avro_scratch.data)
+        _fix_scratch_spans(&self.core.images[IMG_P], self.avro_scratch.data)
         return RUN_OK
 
     cdef int _json_dml_last_wins(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
@@ -934,10 +808,10 @@ cdef class SimplePlan(OpenPlan):
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return RUN_STOP
-        self.names.len = 0
+        self.core.names.len = 0
         self.avro_scratch.len = 0
-        self.images[IMG_U].present = 0
-        self.images[IMG_P].present = 0
+        self.core.images[IMG_U].present = 0
+        self.core.images[IMG_P].present = 0
         r = obj_open(c, err)
         if r < 0:
             return -1
@@ -975,13 +849,13 @@ cdef class SimplePlan(OpenPlan):
 
     cdef void _find_json_plan(self, DmlInfo* d) noexcept nogil:
         if d.database.esc or d.table.esc:
-            self.tmp.len = 0
-            self.tmp2.len = 0
-            if json_unescape(d.database.p, d.database.n, &self.tmp) < 0 \
-                    or json_unescape(d.table.p, d.table.n, &self.tmp2) < 0:
+            self.core.tmp.len = 0
+            self.core.tmp2.len = 0
+            if json_unescape(d.database.p, d.database.n, &self.core.tmp) < 0 \
+                    or json_unescape(d.table.p, d.table.n, &self.core.tmp2) < 0:
                 d.plan = -1
                 return
-            d.plan = self._find_plan(self.tmp.data, self.tmp.len, self.tmp2.data, self.tmp2.len,
+            d.plan = self._find_plan(self.core.tmp.data, self.core.tmp.len, self.core.tmp2.data, self.core.tmp2.len,
                                      d.schema_version)
         else:
             d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
@@ -1090,7 +964,7 @@ cdef class SimplePlan(OpenPlan):
                 e.t = p.type_code[j]
                 e.f = p.flags[j]
                 e.has_t = 1
-                e.loc.kind = J_ABSENT
+                e.zone = -1
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
                 if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
@@ -1106,24 +980,24 @@ cdef class SimplePlan(OpenPlan):
             if obj_key(&c, &e.name, err) < 0:
                 return -1
             if e.name.esc:
-                e.name_off = self.names.len
-                if json_unescape(e.name.p, e.name.n, &self.names) < 0:
+                e.name_off = self.core.names.len
+                if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
                     return -1
-                e.name_len = self.names.len - e.name_off
+                e.name_len = self.core.names.len - e.name_off
             else:
                 e.name_off = -1
                 e.name_len = e.name.n
             e.hash = 0
-            j = self._resolve_column(p, pos, self._name_ptr(e), e.name_len)
+            j = self._resolve_column(p, pos, self.core._name_ptr(e), e.name_len)
             pos += 1
             if j < 0:
-                set_column(err, self._name_ptr(e), e.name_len)
+                set_column(err, self.core._name_ptr(e), e.name_len)
                 return fail_at(err, e.name.off, "column is not in the message's schema version")
             e.col = j
             e.t = p.type_code[j]
             e.f = p.flags[j]
             e.has_t = 1
-            e.loc.kind = J_ABSENT
+            e.zone = -1
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
             if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
@@ -1147,7 +1021,7 @@ cdef class SimplePlan(OpenPlan):
         return 0
 
     cdef int _json_timestamp(self, ColEntry* e, Err* err) noexcept nogil:
-        """{"location":..,"value":..} → e.loc and e.v (the wall-clock string)."""
+        """{"location":..,"value":..} → e.zone and e.v (the wall-clock string)."""
         cdef Cur c
         cdef Span name, v, loc, val
         cdef int r
@@ -1172,14 +1046,14 @@ cdef class SimplePlan(OpenPlan):
                 return -1
             r = 1 - r
         if loc.kind != J_STR or val.kind != J_STR:
-            set_column(err, self._name_ptr(e), e.name_len)
+            set_column(err, self.core._name_ptr(e), e.name_len)
             return fail_at(err, e.v.off, "TIMESTAMP value must be {location, value} strings")
         if loc.esc:
-            self.tmp.len = 0
-            if json_unescape(loc.p, loc.n, &self.tmp) < 0:
+            self.core.tmp.len = 0
+            if json_unescape(loc.p, loc.n, &self.core.tmp) < 0:
                 return -1
-            loc.p = self.tmp.data      # only read by _set_timestamp's zone lookup, right now
-            loc.n = self.tmp.len
+            loc.p = self.core.tmp.data      # only read by _set_timestamp's zone lookup, right now
+            loc.n = self.core.tmp.len
             loc.esc = 0
         if val.esc:
             start = self.avro_scratch.len
@@ -1190,7 +1064,7 @@ cdef class SimplePlan(OpenPlan):
         return self._set_timestamp(e, &loc, &val, err)
 
     cdef int _set_timestamp(self, ColEntry* e, const Span* loc, const Span* val, Err* err) noexcept nogil:
-        cdef int z = self._find_zone(loc.p, loc.n)
+        cdef int z = self.core._find_zone(loc.p, loc.n)
         if z < 0:
             # ask the caller to load the zone, then run again from this message
             err.has_column = 2
@@ -1198,9 +1072,7 @@ cdef class SimplePlan(OpenPlan):
                 memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
             err.column_len = loc.n if loc.n < 255 else 255
             return 1
-        e.loc = loc[0]
-        e.loc.p = NULL  # only the zone index is used from here on
-        e.loc.neg = z   # zone index rides in the span
+        e.zone = z
         e.v = val[0]
         return 0
 
@@ -1288,9 +1160,9 @@ cdef class SimplePlan(OpenPlan):
             d.ck_previous = <uint64_t>v & 0xFFFFFFFFULL
         if self.stop_on_claim_check and d.ccl.kind == J_STR:
             return RUN_STOP
-        self.names.len = 0
-        self.images[IMG_U].present = 0
-        self.images[IMG_P].present = 0
+        self.core.names.len = 0
+        self.core.images[IMG_U].present = 0
+        self.core.images[IMG_P].present = 0
         # Text forms of Avro values go to a scratch buffer that may move while the message is
         # read: spans hold scratch offsets (neg == 2) until the message is done.
         self.avro_scratch.len = 0
@@ -1302,7 +1174,7 @@ cdef class SimplePlan(OpenPlan):
                     d.has_data = 1
                 else:
                     d.has_old = 1
-                rc = self._avro_map(c, &self.plans[d.plan], &self.images[IMG_U if k == 0 else IMG_P], err)
+                rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[IMG_U if k == 0 else IMG_P], err)
                 if rc != 0:
                     return rc
         if c.pos != c.end:
@@ -1310,7 +1182,7 @@ cdef class SimplePlan(OpenPlan):
         if not (d.has_data or d.has_old):
             return fail(err, c, "DML without data or old")
         for k in range(2):
-            _fix_scratch_spans(&self.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
+            _fix_scratch_spans(&self.core.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
         return RUN_OK
 
     cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, Err* err) noexcept nogil:
@@ -1358,7 +1230,7 @@ cdef class SimplePlan(OpenPlan):
                 e.t = p.type_code[j]
                 e.f = p.flags[j]
                 e.has_t = 1
-                e.loc.kind = J_ABSENT
+                e.zone = -1
                 e.v.off = c.pos - c.start
                 e.v.esc = 0
                 e.v.ascii = 1
@@ -1383,8 +1255,8 @@ cdef class SimplePlan(OpenPlan):
                         iv.mag = <uint64_t>(-(lv + 1)) + 1
                     else:
                         iv.mag = <uint64_t>lv
-                    tj = p.col_target[j] if self.typed else -1
-                    if tj >= 0 and W_INT8 <= self.writers[tj] <= W_UINT64 \
+                    tj = p.col_target[j] if self.core.typed else -1
+                    if tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64 \
                             and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM):
                         e.v.kind = J_RAWINT     # straight into the integer target, no text
                         e.v.neg = iv.neg
@@ -1409,8 +1281,8 @@ cdef class SimplePlan(OpenPlan):
                     if isinf(f64) or isnan(f64):
                         set_column(err, e.name.p, e.name.n)
                         return fail_at(err, e.v.off, "NaN or infinite float")
-                    tj = p.col_target[j] if self.typed else -1
-                    if tj >= 0 and (self.writers[tj] == W_FLOAT64 or self.writers[tj] == W_FLOAT32) \
+                    tj = p.col_target[j] if self.core.typed else -1
+                    if tj >= 0 and (self.core.writers[tj] == W_FLOAT64 or self.core.writers[tj] == W_FLOAT32) \
                             and ((e.t == T_DOUBLE and idx == 3) or (e.t == T_FLOAT and idx == 2)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
@@ -1454,16 +1326,16 @@ cdef class SimplePlan(OpenPlan):
         if d.op == OP_INSERT:
             if not d.has_data:
                 return fail_at(err, 0, "INSERT without the image it needs")
-            a = &self.images[IMG_U]
+            a = &self.core.images[IMG_U]
         elif d.op == OP_UPDATE:
             if not (d.has_data and d.has_old):
                 return fail_at(err, 0, "UPDATE without the image it needs")
-            a = &self.images[IMG_U]
-            b = &self.images[IMG_P]
+            a = &self.core.images[IMG_U]
+            b = &self.core.images[IMG_P]
         else:
             if not d.has_old:
                 return fail_at(err, 0, "DELETE without the image it needs")
-            b = &self.images[IMG_P]
+            b = &self.core.images[IMG_P]
         if d.commit_ts > 9223372036854775807ULL:
             return fail_at(err, 0, "commitTs out of int64 range")
         if d.schema_version > 9223372036854775807ULL:
@@ -1472,20 +1344,20 @@ cdef class SimplePlan(OpenPlan):
             return fail_at(err, 0, "tableID out of int64 range")
         if d.has_build_ts and d.build_ts > 9223372036854775807ULL:
             return fail_at(err, 0, "buildTs out of int64 range")
-        if self.typed:
+        if self.core.typed:
             if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(self.schema_name_ptr), p.db_len)
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(self.table_name_ptr), p.tbl_len)):
                 return RUN_OK
-        if var_push(&self.c_op, OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&self.c_ts, &d.commit_ts) < 0:
+        if var_push(&self.core.c_op, OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&self.core.c_ts, &d.commit_ts) < 0:
             return -1
         m32 = <int32_t>msg
-        if fix_push(&self.c_msg, &m32) < 0 or fix_push_bool(&self.c_hko, d.hko and d.ccl.kind != J_STR) < 0:
+        if fix_push(&self.core.c_msg, &m32) < 0 or fix_push_bool(&self.core.c_hko, d.hko and d.ccl.kind != J_STR) < 0:
             return -1
-        if var_push_null(&self.c_ddl) < 0 or var_push_null(&self.c_ddl_type2) < 0 \
+        if var_push_null(&self.core.c_ddl) < 0 or var_push_null(&self.c_ddl_type2) < 0 \
                 or var_push_null(&self.c_table_schema) < 0 or var_push_null(&self.c_raw) < 0:
             return -1
-        if self._push_text(&self.c_ccl, &d.ccl, err) < 0:
+        if self.core._push_text(&self.core.c_ccl, &d.ccl, err) < 0:
             return -1
         if fix_push(&self.c_schema_version, &d.schema_version) < 0 \
                 or _push_opt(&self.c_table_id, &d.table_id, d.has_table_id) < 0 \
@@ -1500,15 +1372,15 @@ cdef class SimplePlan(OpenPlan):
         elif fix_push_null(&self.c_ck_version) < 0 or fix_push_null(&self.c_ck_corrupted) < 0 \
                 or fix_push_null(&self.c_ck_current) < 0 or fix_push_null(&self.c_ck_previous) < 0:
             return -1
-        if self.typed:
+        if self.core.typed:
             rc = self._emit_typed(a if a != NULL else b, NULL, err)
-            if rc < 0 or not self.with_old_image:
+            if rc < 0 or not self.core.with_old_image:
                 return rc
             return self._emit_old_image(b, NULL, err)
-        if var_push(&self.c_schema, self.keys.data + p.db_off, p.db_len) < 0 \
-                or var_push(&self.c_table, self.keys.data + p.tbl_off, p.tbl_len) < 0:
+        if var_push(&self.core.c_schema, self.keys.data + p.db_off, p.db_len) < 0 \
+                or var_push(&self.core.c_table, self.keys.data + p.tbl_off, p.tbl_len) < 0:
             return -1
-        if self._emit_map(&self.c_after, a, err) < 0 or self._emit_map(&self.c_before, b, err) < 0:
+        if self.core._emit_map(&self.core.c_after, a, err) < 0 or self.core._emit_map(&self.core.c_before, b, err) < 0:
             return -1
         return 0
 
@@ -1527,12 +1399,12 @@ cdef class SimplePlan(OpenPlan):
         cdef const char* why = NULL
         if s.kind == J_NULL or s.kind == J_ABSENT:
             return _close(out, 0, err)
-        if e.loc.kind == J_STR:
+        if e.zone >= 0:
             return self._utc_text(e, out, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string value")
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-            if self._str_bytes(s, &p, &ln, err) < 0:
+            if self.core._str_bytes(s, &p, &ln, err) < 0:
                 return -1
             int_range(e.t, e.f, &lo, &hi)
             r = parse_int_text(p, ln, &iv)
@@ -1545,30 +1417,22 @@ cdef class SimplePlan(OpenPlan):
                 return -1
             return _close(out, 1, err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
-            if self._str_bytes(s, &p, &ln, err) < 0:
+            if self.core._str_bytes(s, &p, &ln, err) < 0:
                 return -1
             if json_number_syntax(p, ln) < 0:
                 return fail_at(err, s.off, "invalid number")
-            n = format_shortest(p, ln, 0, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.numtmp, 1)
+            n = format_shortest(p, ln, 0, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.core.numtmp, 1)
             if n < 0:
                 return fail_at(err, s.off, "number out of range")
             if buf_append(&out.data, txt, n) < 0:
                 return -1
             return _close(out, 1, err)
-        return OpenPlan._render(self, e, out, err)
-
-    cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
-        cdef Py_ssize_t n = self.zone_key_len[z]
-        err.failed = 1
-        err.offset = e.v.off
-        snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
-                 <const char*>self.zone_key[z])
-        return -1
+        return self.core._render(e, out, err)
 
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         cdef const char* why = NULL
         cdef int64_t wall, utc, days, secs, frac, rem
-        cdef int z = e.loc.neg, y, m, d, fd = 0, k
+        cdef int z = e.zone, y, m, d, fd = 0, k
         cdef char txt[48]
         cdef int n
         cdef Py_ssize_t i
@@ -1578,9 +1442,9 @@ cdef class SimplePlan(OpenPlan):
                     return -1
                 return _close(out, 1, err)
             return fail_at(err, e.v.off, why)
-        if self.zone_n[z] < 0:
-            return self._unknown_zone(z, e, err)
-        utc = wall - zone_offset(self.zone_bounds[z], self.zone_offsets[z], self.zone_n[z], wall)
+        if self.core.zone_n[z] < 0:
+            return self.core._unknown_zone(z, e, err)
+        utc = wall - zone_offset(self.core.zone_bounds[z], self.core.zone_offsets[z], self.core.zone_n[z], wall)
         days = utc // DAY_US          # C division truncates: make it floor
         rem = utc - days * DAY_US
         if rem < 0:
@@ -1623,7 +1487,7 @@ cdef class SimplePlan(OpenPlan):
         return _close(out, 1, err)
 
     cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
-        cdef int w = self.writers[j]
+        cdef int w = self.core.writers[j]
         cdef int kind = TYPE_KIND[e.t]
         cdef const char* why = NULL
         cdef int64_t wall, utc, lo
@@ -1640,22 +1504,22 @@ cdef class SimplePlan(OpenPlan):
         cdef char txt[400]
         if e.v.kind == J_RAWINT or e.v.kind == J_RAWF64:
             # only made for integer/float targets, which never need the text form
-            r = self._convert_raw(e, j, &tmp, txt, J_STR, err)
+            r = self.core._convert_raw(e, j, &tmp, txt, J_STR, err)
             if r != 1:
                 return r
             return self._convert(&tmp, j, err)
-        if e.loc.kind == J_STR:
+        if e.zone >= 0:
             if w == W_STRING:
-                return self._utc_text(e, &self.t_var[j], err)
+                return self._utc_text(e, &self.core.t_var[j], err)
             if w != W_TIMESTAMP:
                 return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
             if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
                 return fail_at(err, e.v.off, why)
-            if self.zone_n[e.loc.neg] < 0:
-                return self._unknown_zone(e.loc.neg, e, err)
-            utc = wall - zone_offset(self.zone_bounds[e.loc.neg], self.zone_offsets[e.loc.neg],
-                                      self.zone_n[e.loc.neg], wall)
-            if fix_push(&self.t_fix[j], &utc) < 0:
+            if self.core.zone_n[e.zone] < 0:
+                return self.core._unknown_zone(e.zone, e, err)
+            utc = wall - zone_offset(self.core.zone_bounds[e.zone], self.core.zone_offsets[e.zone],
+                                      self.core.zone_n[e.zone], wall)
+            if fix_push(&self.core.t_fix[j], &utc) < 0:
                 return -1
             return 0
         if e.v.kind != J_STR:
@@ -1664,7 +1528,7 @@ cdef class SimplePlan(OpenPlan):
             first = self._cur_elem_first(e)
             if first >= 0:
                 cnt = self._cur_elem_count(e)
-                if self._str_bytes(&e.v, &sp, &sn, err) < 0:
+                if self.core._str_bytes(&e.v, &sp, &sn, err) < 0:
                     return -1
                 int_range(e.t, e.f, &lo, &hi)
                 r = parse_int_text(sp, sn, &iv)
@@ -1674,7 +1538,7 @@ cdef class SimplePlan(OpenPlan):
                 if e.t == T_ENUM:
                     if iv.mag > <uint64_t>cnt:
                         return fail_at(err, e.v.off, "ENUM index beyond its elements")
-                    if iv.mag > 0 and buf_append(&self.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
+                    if iv.mag > 0 and buf_append(&self.core.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
                                                  eo[first + iv.mag] - eo[first + iv.mag - 1]) < 0:
                         return -1
                 else:
@@ -1683,21 +1547,21 @@ cdef class SimplePlan(OpenPlan):
                     wrote = 0
                     for b in range(cnt):
                         if (iv.mag >> b) & 1:
-                            if wrote and buf_push_byte(&self.t_var[j].data, 44) < 0:
+                            if wrote and buf_push_byte(&self.core.t_var[j].data, 44) < 0:
                                 return -1
-                            if buf_append(&self.t_var[j].data, self.elems.data + eo[first + b],
+                            if buf_append(&self.core.t_var[j].data, self.elems.data + eo[first + b],
                                           eo[first + b + 1] - eo[first + b]) < 0:
                                 return -1
                             wrote = 1
-                return _close(&self.t_var[j], 1, err)
+                return _close(&self.core.t_var[j], 1, err)
         if w == W_STRING and not (e.f & FLAG_BINARY):
-            return self._render(e, &self.t_var[j], err)
+            return self._render(e, &self.core.t_var[j], err)
         if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
-            if self._str_bytes(&e.v, &sp, &sn, err) < 0:
+            if self.core._str_bytes(&e.v, &sp, &sn, err) < 0:
                 return -1
             if json_number_syntax(sp, sn) < 0:
                 return fail_at(err, e.v.off, "invalid number")
-            if parse_double(sp, sn, &x, &self.numtmp) < 0:
+            if parse_double(sp, sn, &x, &self.core.numtmp) < 0:
                 return fail_at(err, e.v.off, "number out of range")
             if kind == K_FLOAT32:
                 if to_float32(x, &f) < 0:
@@ -1707,19 +1571,24 @@ cdef class SimplePlan(OpenPlan):
                 f = <float>x
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
-                if fix_push(&self.t_fix[j], &f) < 0:
+                if fix_push(&self.core.t_fix[j], &f) < 0:
                     return -1
                 return 0
-            if fix_push(&self.t_fix[j], &x) < 0:
+            if fix_push(&self.core.t_fix[j], &x) < 0:
                 return -1
             return 0
-        return OpenPlan._convert(self, e, j, err)
+        return self.core._convert(e, j, err)
 
     cdef int _cur_elem_first(self, const ColEntry* e) noexcept nogil:
         return self.plans[self.cur_plan].elem_first[e.col]
 
     cdef int _cur_elem_count(self, const ColEntry* e) noexcept nogil:
         return self.plans[self.cur_plan].elem_count[e.col]
+
+
+cdef int _simpleplan_render(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+    """The core renders a column's text through this: the simple protocol's value rules."""
+    return (<SimplePlan>owner)._render(e, out, err)
 
 
 cdef extern from "Python.h":
@@ -1734,12 +1603,6 @@ cdef inline void _forget_error(Err* err) noexcept nogil:
     err.failed = 0
     err.has_column = 0
     err.column_len = 0
-
-
-cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
-    """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
-    table differ only in their high bits)."""
-    return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
 cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,

@@ -1,0 +1,1081 @@
+# The protocol-neutral part of a decode plan, held by every protocol's plan (composition: no
+# protocol's plan derives from another's).  It owns what does not depend on the wire format:
+# the compiled targets (writer, precision/scale, name hash table), the zone tables, the
+# column builders of the columns every protocol writes (head columns, generic after/before maps,
+# typed targets and their old image) with their reserve/finish, the row images a parser fills,
+# scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a column's
+# source value to each target writer.  Protocol parsers fill the images and call in.
+
+cdef enum:
+    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (PlanCore.bad_zone)
+
+
+ctypedef int (*render_fn)(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil
+ctypedef int (*convert_fn)(void* core, const ColEntry* e, int j, int kind, Err* err) noexcept nogil
+
+
+@cython.final
+cdef class PlanCore:
+    """Compiled once per decoder (targets, table filter, time zone); reused for every batch."""
+    cdef int typed
+    cdef int ntargets
+    cdef int* writers
+    cdef convert_fn* converters  # per target: the converter of its writer (_converter_for)
+    cdef int* precisions
+    cdef int* scales
+    cdef Buf target_names        # concatenated target names
+    cdef Py_ssize_t* tname_off   # ntargets + 1 offsets
+    cdef uint64_t* tname_hash
+    cdef int* tslot              # open addressing: slot -> target index or -1
+    cdef int tslot_cap
+    cdef bytes schema_name
+    cdef bytes table_name
+    cdef const char* schema_name_c     # into the bytes above, for nogil comparisons
+    cdef const char* table_name_c
+    cdef Py_ssize_t schema_name_n
+    cdef Py_ssize_t table_name_n
+    cdef int64_t* tz_bounds          # the decoder's time zone (TIMESTAMP without a zone of its own)
+    cdef int64_t* tz_offsets
+    cdef Py_ssize_t tz_n
+    # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
+    # are no zone are kept too, so values using them fail where converted, but only the last
+    # BAD_ZONE_SLOTS of them: each message may name a new one
+    cdef list zone_names         # per zone index
+    cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
+    cdef Py_ssize_t* zone_key_len
+    cdef uint64_t* zone_hash
+    cdef int64_t** zone_bounds
+    cdef int64_t** zone_offsets
+    cdef Py_ssize_t* zone_n      # transitions; -1: the name is no zone
+    cdef int nzones
+    cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
+    cdef Py_ssize_t zslot_cap
+    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
+    cdef int nbad
+    cdef int bad_next
+    # scratch
+    cdef Buf names               # unescaped column names (ColEntry.name_off points here)
+    cdef Buf tmp
+    cdef Buf tmp2
+    cdef Buf numtmp
+    cdef Image images[3]         # the row images of the message being read (IMG_*)
+    cdef int* present            # per target: entry index or -1
+    # output builders every protocol writes (live during one decode call)
+    cdef VarCol c_op
+    cdef FixCol c_ts
+    cdef VarCol c_schema
+    cdef VarCol c_table
+    cdef VarCol c_ddl
+    cdef MapCol c_after
+    cdef MapCol c_before
+    cdef FixCol c_hko
+    cdef VarCol c_ccl
+    cdef FixCol c_msg
+    cdef FixCol* t_fix
+    cdef VarCol* t_var
+    cdef object target_types
+    # typed output's old image (`_before`, opt-in): a struct of the targets, filled by swapping
+    # these builders in for t_fix/t_var while the old image is converted (same rules, no copy)
+    cdef int with_old_image
+    cdef FixCol* o_fix
+    cdef VarCol* o_var
+    cdef Bits o_valid
+    cdef object old_image_type
+    # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
+    # a second thread gets DecoderBusyError at once instead of sharing the buffers.
+    cdef int busy
+    # invalid UTF-8 in a column's text: 0 replace it with U+FFFD (and count the value), 1 raise
+    cdef int utf8_strict
+    cdef Buf utf8_fix               # the invalid text while its repaired form is written
+    # text values that needed a U+FFFD, over the plan's life (front ends count per decode call)
+    cdef long long invalid_utf8_replaced
+    # a protocol whose text rules differ (simple: values travel as strings, TIMESTAMP zones)
+    # renders through its own function; NULL: the rules below
+    cdef render_fn render_hook
+    cdef void* hook_owner           # borrowed: the plan that holds this core
+
+    cdef int _claim(self) except -1:
+        # checked and set with the GIL held, so two threads cannot both pass
+        if self.busy:
+            raise DecoderBusyError(
+                "this decoder is already decoding in another thread; a decoder is not thread-safe: "
+                "use one decoder per thread")
+        self.busy = 1
+        return 0
+
+    def __cinit__(self, cfg):
+        cdef int j
+        cdef Py_ssize_t k
+        self.typed = cfg.targets is not None
+        self.utf8_strict = getattr(cfg, "invalid_utf8", "replace") == "error"
+        targets = cfg.targets or ()
+        self.ntargets = len(targets)
+        n = max(self.ntargets, 1)
+        self.writers = <int*>calloc(n, sizeof(int))
+        self.converters = <convert_fn*>calloc(n, sizeof(convert_fn))
+        self.precisions = <int*>calloc(n, sizeof(int))
+        self.scales = <int*>calloc(n, sizeof(int))
+        self.present = <int*>calloc(n, sizeof(int))
+        self.tname_off = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
+        self.tname_hash = <uint64_t*>calloc(n, sizeof(uint64_t))
+        self.t_fix = <FixCol*>calloc(n, sizeof(FixCol))
+        self.t_var = <VarCol*>calloc(n, sizeof(VarCol))
+        self.o_fix = <FixCol*>calloc(n, sizeof(FixCol))
+        self.o_var = <VarCol*>calloc(n, sizeof(VarCol))
+        self.tslot_cap = 16
+        while self.tslot_cap < 2 * n:
+            self.tslot_cap *= 2
+        self.tslot = <int*>malloc(self.tslot_cap * sizeof(int))
+        if not (self.writers and self.converters and self.precisions and self.scales and self.present
+                and self.tname_off and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
+                and self.tslot):
+            no_memory("the target column arrays")
+        for k in range(self.tslot_cap):
+            self.tslot[k] = -1
+        self.target_types = [t.arrow_type for t in targets]
+        self.with_old_image = self.typed and bool(getattr(cfg, "old_image", False))
+        self.old_image_type = pa.struct([pa.field(t.name, t.arrow_type) for t in targets])
+        for j, t in enumerate(targets):
+            self.writers[j] = t.writer
+            self.converters[j] = _converter_for(t.writer)
+            self.precisions[j] = t.precision
+            self.scales[j] = t.scale
+            name = t.name.encode("utf-8")
+            self.tname_off[j] = self.target_names.len
+            if buf_append(&self.target_names, <const char*>name, len(name)) < 0:
+                no_memory("the target column names")
+            self.tname_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
+            k = <Py_ssize_t>(self.tname_hash[j] & <uint64_t>(self.tslot_cap - 1))
+            while self.tslot[k] >= 0:
+                k = (k + 1) & (self.tslot_cap - 1)
+            self.tslot[k] = j
+        self.tname_off[self.ntargets] = self.target_names.len
+        self.schema_name = (cfg.schema_name or "").encode("utf-8")
+        self.table_name = (cfg.table_name or "").encode("utf-8")
+        self.schema_name_c = self.schema_name
+        self.table_name_c = self.table_name
+        self.schema_name_n = len(self.schema_name)
+        self.table_name_n = len(self.table_name)
+        self.zone_names = []
+        self.tz_n = len(cfg.tz_bounds)
+        self.tz_bounds = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
+        self.tz_offsets = <int64_t*>malloc(self.tz_n * sizeof(int64_t))
+        if not (self.tz_bounds and self.tz_offsets):
+            no_memory("the time zone transitions")
+        for k in range(self.tz_n):
+            self.tz_bounds[k] = cfg.tz_bounds[k]
+            self.tz_offsets[k] = cfg.tz_offsets[k]
+
+    def __dealloc__(self):
+        cdef int i
+        self._free_outputs()
+        free(self.writers)
+        free(self.converters)
+        free(self.precisions)
+        free(self.scales)
+        free(self.present)
+        free(self.tname_off)
+        free(self.tname_hash)
+        free(self.tslot)
+        free(self.t_fix)
+        free(self.t_var)
+        free(self.o_fix)
+        free(self.o_var)
+        free(self.tz_bounds)
+        free(self.tz_offsets)
+        buf_free(&self.target_names)
+        buf_free(&self.names)
+        buf_free(&self.tmp)
+        buf_free(&self.tmp2)
+        buf_free(&self.numtmp)
+        buf_free(&self.utf8_fix)
+        for i in range(self.nzones):
+            free(self.zone_bounds[i])
+            free(self.zone_offsets[i])
+            free(self.zone_key[i])
+        free(self.zone_key)
+        free(self.zone_key_len)
+        free(self.zone_hash)
+        free(self.zslot)
+        free(self.zone_bounds)
+        free(self.zone_offsets)
+        free(self.zone_n)
+        for i in range(3):
+            free(self.images[i].cols)
+
+    # ------------------------------------------------------------------ named zones
+    cdef object _add_zone_body(self, name, known=True):
+        """Load the transition table of an IANA zone named by TIMESTAMP values.  known=False
+        registers a name that is no zone: values using it fail only where they are converted
+        (as in the twin), so an unused image or column does not fail the message."""
+        from ticdc_fast.timezones import local_table
+        bounds, offsets = local_table(name) if known else ((), ())
+        cdef int z
+        cdef Py_ssize_t k, n = len(bounds)
+        cdef bytes nb = name.encode("utf-8")
+        cdef uint8_t* key
+        if self._find_zone(<const uint8_t*><const char*>nb, len(nb)) >= 0:
+            return
+        key = <uint8_t*>malloc(max(len(nb), 1))
+        if key == NULL:
+            no_memory("a time zone name")
+        memcpy(key, <const char*>nb, len(nb))
+        if not known and self.nbad == BAD_ZONE_SLOTS:
+            # forget the oldest name that is no zone, reuse its index
+            z = self.bad_zone[self.bad_next]
+            free(self.zone_key[z])
+            free(self.zone_bounds[z])
+            free(self.zone_offsets[z])
+            self.zone_names[z] = name
+        else:
+            z = self.nzones
+            if self._grow_zones(z + 1) < 0:
+                free(key)
+                no_memory("the time zone table")
+            self.nzones += 1
+            self.zone_names.append(name)
+            if not known:
+                self.nbad += 1
+        if not known:
+            self.bad_zone[self.bad_next] = z
+            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
+        self.zone_key[z] = key
+        self.zone_key_len[z] = len(nb)
+        self.zone_hash[z] = fnv1a(key, len(nb))
+        self.zone_n[z] = n if known else -1
+        self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        if self.zone_bounds[z] == NULL or self.zone_offsets[z] == NULL:
+            no_memory("the transitions of a time zone")
+        for k in range(n):
+            self.zone_bounds[z][k] = bounds[k]
+            self.zone_offsets[z][k] = offsets[k]
+        self._index_zones()
+
+    cdef int _grow_zones(self, Py_ssize_t n) except -1:
+        cdef void* p
+        p = realloc(self.zone_key, n * sizeof(uint8_t*))
+        if p == NULL:
+            return -1
+        self.zone_key = <uint8_t**>p
+        p = realloc(self.zone_key_len, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_key_len = <Py_ssize_t*>p
+        p = realloc(self.zone_hash, n * sizeof(uint64_t))
+        if p == NULL:
+            return -1
+        self.zone_hash = <uint64_t*>p
+        p = realloc(self.zone_bounds, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_bounds = <int64_t**>p
+        p = realloc(self.zone_offsets, n * sizeof(int64_t*))
+        if p == NULL:
+            return -1
+        self.zone_offsets = <int64_t**>p
+        p = realloc(self.zone_n, n * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        self.zone_n = <Py_ssize_t*>p
+        return 0
+
+    cdef int _index_zones(self) except -1:
+        """Rebuild the name index (after a zone is added or a forgotten name replaced: a few
+        hundred entries at most, and only when a message names a zone not seen before)."""
+        cdef Py_ssize_t cap = 16, s
+        cdef int z
+        while cap < 2 * self.nzones:
+            cap *= 2
+        if cap != self.zslot_cap:
+            free(self.zslot)
+            self.zslot = <int*>malloc(cap * sizeof(int))
+            self.zslot_cap = cap if self.zslot != NULL else 0
+            if self.zslot == NULL:
+                no_memory("the time zone name slots")
+        for s in range(cap):
+            self.zslot[s] = -1
+        for z in range(self.nzones):
+            s = _hash_slot(self.zone_hash[z], cap)
+            while self.zslot[s] >= 0:
+                s = (s + 1) & (cap - 1)
+            self.zslot[s] = z
+        return 0
+
+    cdef int _find_zone(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h
+        cdef Py_ssize_t s
+        cdef int z
+        if self.zslot_cap == 0:
+            return -1
+        h = fnv1a(name, n)
+        s = _hash_slot(h, self.zslot_cap)
+        while True:
+            z = self.zslot[s]
+            if z < 0:
+                return -1
+            if self.zone_hash[z] == h and self.zone_key_len[z] == n and bytes_eq(self.zone_key[z], name, n):
+                return z
+            s = (s + 1) & (self.zslot_cap - 1)
+
+    cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
+        cdef Py_ssize_t n = self.zone_key_len[z]
+        err.failed = 1
+        err.offset = e.v.off
+        snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
+                 <const char*>self.zone_key[z])
+        return -1
+
+    # ------------------------------------------------------------------ column set
+    cdef void _free_outputs(self) noexcept nogil:
+        cdef int j
+        var_free(&self.c_op)
+        fix_free(&self.c_ts)
+        var_free(&self.c_schema)
+        var_free(&self.c_table)
+        var_free(&self.c_ddl)
+        map_free(&self.c_after)
+        map_free(&self.c_before)
+        fix_free(&self.c_hko)
+        var_free(&self.c_ccl)
+        fix_free(&self.c_msg)
+        if self.t_fix != NULL:
+            for j in range(self.ntargets):
+                fix_free(&self.t_fix[j])
+                var_free(&self.t_var[j])
+        if self.o_fix != NULL:
+            for j in range(self.ntargets):
+                fix_free(&self.o_fix[j])
+                var_free(&self.o_var[j])
+        buf_free(&self.o_valid.b)
+        self.o_valid.n = 0
+        self.o_valid.nulls = 0
+
+    cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
+        cdef int j, w
+        if (var_init(&self.c_op, rows, rows * 6) < 0 or fix_init(&self.c_ts, 8, rows) < 0
+                or var_init(&self.c_ddl, rows, 0) < 0 or fix_init(&self.c_hko, 0, rows) < 0
+                or var_init(&self.c_ccl, rows, 0) < 0 or fix_init(&self.c_msg, 4, rows) < 0):
+            return -1
+        if not self.typed:
+            if (var_init(&self.c_schema, rows, rows * 8) < 0 or var_init(&self.c_table, rows, rows * 8) < 0
+                    or map_init(&self.c_after, rows, bytes_hint) < 0
+                    or map_init(&self.c_before, rows, bytes_hint // 4) < 0):
+                return -1
+        else:
+            for j in range(self.ntargets):
+                w = self.writers[j]
+                if w == W_STRING or w == W_BINARY:
+                    if var_init(&self.t_var[j], rows, bytes_hint // (self.ntargets + 1)) < 0:
+                        return -1
+                elif fix_init(&self.t_fix[j], writer_width(w), rows) < 0:
+                    return -1
+                if not self.with_old_image:
+                    continue
+                if w == W_STRING or w == W_BINARY:
+                    if var_init(&self.o_var[j], rows, bytes_hint // (4 * self.ntargets + 4)) < 0:
+                        return -1
+                elif fix_init(&self.o_fix[j], writer_width(w), rows) < 0:
+                    return -1
+        return 0
+
+    cdef list _target_arrays(self):
+        """The typed target columns, in target order (their builders are handed over)."""
+        cdef int j, w
+        out = []
+        for j in range(self.ntargets):
+            w = self.writers[j]
+            if w == W_STRING or w == W_BINARY:
+                out.append(var_to_array(&self.t_var[j], self.target_types[j]))
+            else:
+                out.append(fix_to_array(&self.t_fix[j], self.target_types[j]))
+        return out
+
+    cdef object _old_image_array(self):
+        """The `_before` struct column: the old-image builders as children, null where a row
+        has no old image."""
+        cdef int j, w
+        cdef Py_ssize_t n = self.o_valid.n
+        cdef Py_ssize_t nulls = self.o_valid.nulls
+        children = []
+        for j in range(self.ntargets):
+            w = self.writers[j]
+            if w == W_STRING or w == W_BINARY:
+                children.append(var_to_array(&self.o_var[j], self.target_types[j]))
+            else:
+                children.append(fix_to_array(&self.o_fix[j], self.target_types[j]))
+        validity = take_validity(&self.o_valid)
+        self.o_valid.n = 0
+        self.o_valid.nulls = 0
+        return pa.Array.from_buffers(self.old_image_type, n, [validity], null_count=nulls,
+                                     children=children)
+
+    cdef int _old_image_begin(self, bint present) noexcept nogil:
+        """Start a row's `_before` struct: the target writers write the old-image builders until
+        _old_image_end (0, or -2 out of memory)."""
+        cdef FixCol* fix = self.t_fix
+        cdef VarCol* var = self.t_var
+        if bits_push(&self.o_valid, present) < 0:
+            return -2
+        self.t_fix = self.o_fix
+        self.t_var = self.o_var
+        self.o_fix = fix
+        self.o_var = var
+        return 0
+
+    cdef void _old_image_end(self) noexcept nogil:
+        cdef FixCol* fix = self.t_fix
+        cdef VarCol* var = self.t_var
+        self.t_fix = self.o_fix
+        self.t_var = self.o_var
+        self.o_fix = fix
+        self.o_var = var
+
+    cdef int _emit_nulls(self, Err* err) noexcept nogil:
+        """A null in every target (a row without the image the targets come from)."""
+        cdef int j
+        for j in range(self.ntargets):
+            if self._push_target_null(j) < 0:
+                return _oom(err)
+        return 0
+
+    cdef inline int _render_hooked(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        if self.render_hook != NULL:
+            return self.render_hook(self.hook_owner, e, out, err)
+        return self._render(e, out, err)
+
+    # ------------------------------------------------------------------ values
+    cdef inline const uint8_t* _name_ptr(self, const ColEntry* e) noexcept nogil:
+        if e.name_off >= 0:
+            return self.names.data + e.name_off
+        return e.name.p
+
+
+    # ------------------------------------------------------------------ output
+    cdef int _push_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
+        """Push a JSON string (unescaped, UTF-8 checked) or null for absent/empty-null."""
+        return self._push_str(out, s, 0, err)
+
+    cdef int _push_value_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
+        """_push_text for a column's value: invalid UTF-8 follows the invalid_utf8 option."""
+        return self._push_str(out, s, 1, err)
+
+    cdef int _text_invalid(self, Buf* out, Py_ssize_t before, Py_ssize_t off, Err* err) noexcept nogil:
+        """out.data[before:] is a column's text that is not UTF-8: raise (invalid_utf8="error")
+        or rewrite it in place with U+FFFD and count the value."""
+        if self.utf8_strict:
+            return fail_at(err, off, "invalid UTF-8 in a text value")
+        self.utf8_fix.len = 0
+        if buf_append(&self.utf8_fix, out.data + before, out.len - before) < 0:
+            return _oom(err)
+        out.len = before
+        if utf8_replace_invalid(self.utf8_fix.data, self.utf8_fix.len, out) < 0:
+            return _oom(err)
+        self.invalid_utf8_replaced += 1
+        return 0
+
+    cdef int _append_value_bytes(self, VarCol* out, const uint8_t* p, Py_ssize_t n, Py_ssize_t off,
+                                 Err* err) noexcept nogil:
+        """Append decoded bytes that must be a column's text (UTF-8 under the invalid_utf8
+        option); the caller closes the row.  `p` must not point into `out`."""
+        if utf8_valid(p, n):
+            if buf_append(&out.data, p, n) < 0:
+                return _oom(err)
+            return 0
+        if self.utf8_strict:
+            return fail_at(err, off, "invalid UTF-8 in a text value")
+        if utf8_replace_invalid(p, n, &out.data) < 0:
+            return _oom(err)
+        self.invalid_utf8_replaced += 1
+        return 0
+
+    cdef int _push_str(self, VarCol* out, const Span* s, int value, Err* err) noexcept nogil:
+        cdef Py_ssize_t before
+        if s.kind != J_STR:
+            if var_push_null(out) < 0:
+                return _oom(err)
+            return 0
+        before = out.data.len
+        if s.esc:
+            if json_unescape(s.p, s.n, &out.data) < 0:
+                return _oom(err)
+        elif buf_append(&out.data, s.p, s.n) < 0:
+            return _oom(err)
+        if not s.ascii and not utf8_valid(out.data.data + before, out.data.len - before):
+            if not value:
+                return fail_at(err, s.off, "invalid UTF-8 in a text value")
+            if self._text_invalid(&out.data, before, s.off, err) < 0:
+                return -1
+        # an empty schema/table/location is reported as null, like the tiflow flavour omits it
+        if out.data.len == before and (out is &self.c_schema or out is &self.c_table or out is &self.c_ccl):
+            return _close(out, 0, err)
+        return _close(out, 1, err)
+
+    cdef int _emit_map(self, MapCol* m, Image* img, Err* err) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef ColEntry* e
+        cdef const uint8_t* np
+        if img == NULL:
+            if map_close_row(m, 0) < 0:
+                return _oom(err)
+            return 0
+        for k in range(img.n):
+            e = &img.cols[k]
+            np = self._name_ptr(e)
+            if var_push(&m.keys, np, e.name_len) < 0:
+                return _oom(err)
+            if self._render_hooked(e, &m.vals, err) < 0:
+                set_column(err, np, e.name_len)
+                return -1
+            m.count += 1
+        if map_close_row(m, 1) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _str_bytes(self, const Span* s, const uint8_t** p, Py_ssize_t* n, Err* err) noexcept nogil:
+        """The unescaped bytes of a string span (zero copy when it has no escapes)."""
+        if not s.esc:
+            p[0] = s.p
+            n[0] = s.n
+            return 0
+        self.tmp.len = 0
+        if json_unescape(s.p, s.n, &self.tmp) < 0:
+            return _oom(err)
+        p[0] = self.tmp.data
+        n[0] = self.tmp.len
+        return 0
+
+    cdef int _raw_bytes(self, const ColEntry* e, int kind, const uint8_t** p, Py_ssize_t* n,
+                        Err* err) noexcept nogil:
+        """Raw bytes of a TEXT/BLOB value: Go-unquoted (binary) or base64-decoded (blob)."""
+        cdef const char* why = NULL
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "expected a string")
+        if self._str_bytes(&e.v, p, n, err) < 0:
+            return -1
+        if kind == K_BLOB:
+            self.tmp2.len = 0
+            if b64_decode(p[0], n[0], &self.tmp2, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            p[0] = self.tmp2.data
+            n[0] = self.tmp2.len
+        elif e.f & FLAG_BINARY:
+            self.tmp2.len = 0
+            if go_unquote(p[0], n[0], &self.tmp2, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            p[0] = self.tmp2.data
+            n[0] = self.tmp2.len
+        return 0
+
+    cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        """Generic output: the value as text (docs/open-protocol.md)."""
+        cdef int kind = TYPE_KIND[e.t]
+        cdef const Span* s = &e.v
+        cdef IntVal iv
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef char txt[400]
+        cdef int n
+        cdef double x
+        cdef const uint8_t* p
+        cdef Py_ssize_t ln
+        cdef const char* why = NULL
+        if s.kind == J_NULL or s.kind == J_ABSENT:
+            return _close(out, 0, err)
+        if kind == K_NULL:
+            return fail_at(err, s.off, "type NULL with a non-null value")
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            if s.kind == J_STR:
+                return self._push_value_text(out, s, err)
+            if s.kind != J_INT:
+                return fail_at(err, s.off, "expected an integer")
+            int_range(e.t, e.f, &lo, &hi)
+            if parse_int_text(s.p, s.n, &iv) < 0 or not int_in_range(&iv, lo, hi):
+                return fail_at(err, s.off, "integer out of range")
+            n = int_to_text(&iv, txt)
+            if buf_append(&out.data, txt, n) < 0:
+                return _oom(err)
+            return _close(out, 1, err)
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if s.kind == J_STR:
+                return self._push_value_text(out, s, err)
+            if s.kind != J_INT and s.kind != J_FLOAT:
+                return fail_at(err, s.off, "expected a number")
+            n = format_shortest(s.p, s.n, s.kind == J_INT, 32 if kind == K_FLOAT32 else 64, &x, txt,
+                                &self.numtmp)
+            if n < 0:
+                return fail_at(err, s.off, "number out of range")
+            if buf_append(&out.data, txt, n) < 0:
+                return _oom(err)
+            return _close(out, 1, err)
+        if kind == K_TEXT or kind == K_BLOB:
+            if s.kind != J_STR:
+                return fail_at(err, s.off, "expected a string")
+            if kind == K_TEXT and not (e.f & FLAG_BINARY):
+                return self._push_value_text(out, s, err)
+            if self._raw_bytes(e, kind, &p, &ln, err) < 0:
+                return -1
+            if e.f & FLAG_BINARY:
+                if kind == K_BLOB:
+                    # canonical base64 was verified: the text itself is the answer
+                    if self._str_bytes(s, &p, &ln, err) < 0:
+                        return -1
+                    if buf_append(&out.data, p, ln) < 0:
+                        return _oom(err)
+                elif b64_encode(p, ln, &out.data) < 0:
+                    return _oom(err)
+                return _close(out, 1, err)
+            if self._append_value_bytes(out, p, ln, s.off, err) < 0:
+                return -1
+            return _close(out, 1, err)
+        if s.kind != J_STR:
+            return fail_at(err, s.off, "expected a string")
+        return self._push_value_text(out, s, err)
+
+    cdef int _target_by_name(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h = fnv1a(name, n)
+        cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(self.tslot_cap - 1))
+        cdef int j
+        while True:
+            j = self.tslot[s]
+            if j < 0:
+                return -1
+            if self.tname_hash[j] == h and self.tname_off[j + 1] - self.tname_off[j] == n \
+                    and bytes_eq(<const uint8_t*>(self.target_names.data + self.tname_off[j]), <const uint8_t*>(name), n):
+                return j
+            s = (s + 1) & (self.tslot_cap - 1)
+
+    cdef int _lookup_target(self, const ColEntry* e) noexcept nogil:
+        cdef Py_ssize_t s = <Py_ssize_t>(e.hash & <uint64_t>(self.tslot_cap - 1))
+        cdef int j
+        cdef const uint8_t* np = self._name_ptr(e)
+        while True:
+            j = self.tslot[s]
+            if j < 0:
+                return -1
+            if self.tname_hash[j] == e.hash and self.tname_off[j + 1] - self.tname_off[j] == e.name_len \
+                    and bytes_eq(<const uint8_t*>(self.target_names.data + self.tname_off[j]), <const uint8_t*>(np), e.name_len):
+                return j
+            s = (s + 1) & (self.tslot_cap - 1)
+
+    cdef inline int _push_target_null(self, int j) noexcept nogil:
+        """A null in target column j (0, or -2 out of memory)."""
+        if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
+            return 0 if var_push_null(&self.t_var[j]) == 0 else -2
+        return 0 if fix_push_null(&self.t_fix[j]) == 0 else -2
+
+    cdef int _push_target_int(self, int j, const IntVal* iv, int t, uint32_t flags, Py_ssize_t off,
+                              Err* err) noexcept nogil:
+        """An integer of a column of type t into integer target j, both ranges checked."""
+        cdef int w = self.writers[j]
+        cdef int64_t lo, v64
+        cdef uint64_t hi
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        int_range(t, flags, &lo, &hi)
+        if not int_in_range(iv, lo, hi):
+            return fail_at(err, off, "integer out of range")
+        writer_range(w, &lo, &hi)
+        if not int_in_range(iv, lo, hi):
+            return fail_at(err, off, "integer out of range for the target type")
+        v64 = int_value(iv)
+        if w == W_INT8 or w == W_UINT8:
+            i8 = <int8_t>v64
+            return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -2
+        if w == W_INT16 or w == W_UINT16:
+            i16 = <int16_t>v64
+            return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -2
+        if w == W_INT32 or w == W_UINT32:
+            i32 = <int32_t>v64
+            return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -2
+        return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -2
+
+
+    cdef int _source_int(self, const ColEntry* e, int kind, IntVal* iv, Err* err) noexcept nogil:
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef int r
+        if kind == K_DECIMAL and e.v.kind == J_STR:
+            return self._decimal_int(e, iv, err)
+        if not (kind == K_INT or kind == K_UINT or kind == K_ENUM):
+            return fail_at(err, e.v.off, "cannot convert this column type to an integer")
+        if e.v.kind == J_INT:
+            p = e.v.p
+            n = e.v.n
+        elif e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+        else:
+            return fail_at(err, e.v.off, "expected an integer")
+        int_range(e.t, e.f, &lo, &hi)
+        r = parse_int_text(p, n, iv)
+        if r == -1:
+            return fail_at(err, e.v.off, "invalid integer")
+        if r < 0 or not int_in_range(iv, lo, hi):
+            return fail_at(err, e.v.off, "integer out of range")
+        return 0
+
+    cdef int _decimal_int(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n, i, dot = -1
+        cdef const char* why = NULL
+        cdef uint64_t lim[4]
+        if self._str_bytes(&e.v, &p, &n, err) < 0:
+            return -1
+        # validate as a decimal first, then require a zero fraction
+        if decimal_parse(p, n, 76, 0, 4, lim, &why) < 0:
+            if why != NULL and strcmp(why, "decimal does not fit the target scale exactly") == 0:
+                return fail_at(err, e.v.off, "decimal is not an integer")
+            return fail_at(err, e.v.off, why)
+        for i in range(n):
+            if p[i] == 46:
+                dot = i
+                break
+        if parse_int_text(p, dot if dot >= 0 else n, iv) != 0:
+            # leading zeros ("007") are valid decimals but not JSON integers: strip them
+            i = 1 if p[0] == 45 else 0
+            while i < (dot if dot >= 0 else n) - 1 and p[i] == 48:
+                i += 1
+            if _parse_uint_digits(p + i, (dot if dot >= 0 else n) - i, iv) < 0:
+                return fail_at(err, e.v.off, "integer out of range")
+            iv.neg = p[0] == 45 and iv.mag != 0
+        return 0
+
+    cdef int _source_double(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef float f
+        cdef IntVal iv
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if e.v.kind == J_INT or e.v.kind == J_FLOAT:
+                p = e.v.p
+                n = e.v.n
+            elif e.v.kind == J_STR:
+                if self._str_bytes(&e.v, &p, &n, err) < 0:
+                    return -1
+                if json_number_syntax(p, n) < 0:
+                    return fail_at(err, e.v.off, "invalid number")
+            else:
+                return fail_at(err, e.v.off, "expected a number")
+            if parse_double(p, n, x, &self.numtmp) < 0:
+                return fail_at(err, e.v.off, "number out of range")
+            if kind == K_FLOAT32:
+                if to_float32(x[0], &f) < 0:
+                    return fail_at(err, e.v.off, "number out of range")
+                x[0] = f
+            return 0
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            if self._source_int(e, kind, &iv, err) < 0:
+                return -1
+            if iv.mag > 9007199254740992ULL:
+                x[0] = <double>iv.mag
+                if x[0] >= 18446744073709551616.0 or <uint64_t>x[0] != iv.mag:
+                    return fail_at(err, e.v.off, "integer is not exact as a float")
+            x[0] = -<double>iv.mag if iv.neg else <double>iv.mag
+            return 0
+        return fail_at(err, e.v.off, "cannot convert this column type to a float")
+
+    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
+        """A column's value into target j, through the converter of the target's writer, chosen
+        when the plan was compiled (_converter_for)."""
+        cdef int kind = TYPE_KIND[e.t]
+        if kind == K_NULL:
+            return fail_at(err, e.v.off, "type NULL with a non-null value")
+        return self.converters[j](<void*>self, e, j, kind, err)
+
+    # one method per target writer; `kind` is the column type's kind (never K_NULL here)
+    cdef int _to_string(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef VarCol* vc = &self.t_var[j]
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if (kind == K_TEXT or kind == K_BLOB) and (e.f & FLAG_BINARY):
+            if self._raw_bytes(e, kind, &p, &n, err) < 0:
+                return -1
+            if self._append_value_bytes(vc, p, n, e.v.off, err) < 0:
+                return -1
+            return _close(vc, 1, err)
+        return self._render_hooked(e, vc, err)
+
+    cdef int _to_binary(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if kind == K_TEXT or kind == K_BLOB:
+            if self._raw_bytes(e, kind, &p, &n, err) < 0:
+                return -1
+        elif kind == K_JSONDOC and e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+        else:
+            return fail_at(err, e.v.off, "cannot convert this column type to binary")
+        if var_push(&self.t_var[j], p, n) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_bool(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._source_int(e, kind, &iv, err) < 0:
+            return -1
+        if iv.neg or iv.mag > 1:
+            return fail_at(err, e.v.off, "integer is not a boolean (0 or 1)")
+        if fix_push_bool(&self.t_fix[j], iv.mag == 1) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_int(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int w = self.writers[j]
+        cdef FixCol* fc = &self.t_fix[j]
+        cdef IntVal iv
+        cdef int64_t lo, v64
+        cdef uint64_t hi
+        cdef int8_t i8
+        cdef int16_t i16
+        cdef int32_t i32
+        if self._source_int(e, kind, &iv, err) < 0:
+            return -1
+        writer_range(w, &lo, &hi)
+        if not int_in_range(&iv, lo, hi):
+            return fail_at(err, e.v.off, "integer out of range for the target type")
+        v64 = int_value(&iv)
+        if w == W_INT8 or w == W_UINT8:
+            i8 = <int8_t>v64
+            if fix_push(fc, &i8) < 0:
+                return _oom(err)
+        elif w == W_INT16 or w == W_UINT16:
+            i16 = <int16_t>v64
+            if fix_push(fc, &i16) < 0:
+                return _oom(err)
+        elif w == W_INT32 or w == W_UINT32:
+            i32 = <int32_t>v64
+            if fix_push(fc, &i32) < 0:
+                return _oom(err)
+        elif fix_push(fc, &v64) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_float(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef double x
+        cdef float f
+        if self._source_double(e, kind, &x, err) < 0:
+            return -1
+        if self.writers[j] == W_FLOAT32:
+            f = <float>x
+            if isinf(f) or <double>f != x:
+                return fail_at(err, e.v.off, "value not exact as float32")
+            if fix_push(&self.t_fix[j], &f) < 0:
+                return _oom(err)
+            return 0
+        if fix_push(&self.t_fix[j], &x) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        cdef uint64_t limbs[4]
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef char txt[24]
+        cdef int tn
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            if self._source_int(e, kind, &iv, err) < 0:
+                return -1
+            tn = int_to_text(&iv, txt)
+            p = <const uint8_t*>txt
+            n = tn
+        elif kind == K_DECIMAL and e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+        else:
+            return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
+        if decimal_parse(p, n, self.precisions[j], self.scales[j],
+                         2 if self.writers[j] == W_DECIMAL128 else 4, limbs, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        if fix_push(&self.t_fix[j], limbs) < 0:
+            return _oom(err)
+        return 0
+
+    cdef inline int _text_of(self, const ColEntry* e, const uint8_t** p, Py_ssize_t* n,
+                             Err* err) noexcept nogil:
+        """The string the temporal writers parse (checked before the writer looks at the kind)."""
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "expected a string")
+        return self._str_bytes(&e.v, p, n, err)
+
+    cdef int _to_date(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef int64_t v64
+        cdef int32_t i32
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
+        if kind != K_DATE:
+            return fail_at(err, e.v.off, "cannot convert this column type to a date")
+        if parse_date_days(p, n, &v64, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        i32 = <int32_t>v64
+        if fix_push(&self.t_fix[j], &i32) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_timestamp(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef int64_t v64
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
+        if kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP:
+            if parse_datetime_us(p, n, &v64, &why) < 0:
+                return fail_at(err, e.v.off, why)
+            if kind == K_TIMESTAMP:
+                v64 = self._wall_to_utc(v64)
+        else:
+            return fail_at(err, e.v.off, "cannot convert this column type to a timestamp")
+        if fix_push(&self.t_fix[j], &v64) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_duration(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef const char* why = NULL
+        cdef int64_t v64
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
+        if kind != K_TIME:
+            return fail_at(err, e.v.off, "cannot convert this column type to a duration")
+        if parse_time_us(p, n, &v64, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        if fix_push(&self.t_fix[j], &v64) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _to_unsupported(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if self._text_of(e, &p, &n, err) < 0:
+            return -1
+        return fail_at(err, e.v.off, "unsupported target type")
+
+    cdef int _convert_raw(self, const ColEntry* e, int j, ColEntry* tmp, char* txt, int int_kind,
+                          Err* err) noexcept nogil:
+        """A raw Avro number (J_RAWINT / J_RAWF64) into a numeric target: 0 written, -1 error;
+        1: the target needs the text rules, and `tmp` now holds the value as text (`txt`, at
+        least 400 bytes; integers get span kind `int_kind`)."""
+        cdef int w = self.writers[j]
+        cdef IntVal iv
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef double x
+        cdef float f
+        cdef char digits[24]
+        cdef int nd, e10, tn
+        cdef uint64_t limbs[2]
+        if e.v.kind == J_RAWINT:
+            iv.neg = e.v.neg
+            iv.mag = <uint64_t>e.v.n
+            if W_INT8 <= w <= W_UINT64:
+                return self._push_target_int(j, &iv, e.t, e.f, e.v.off, err)
+            int_range(e.t, e.f, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, e.v.off, "integer out of range")
+            if w == W_DECIMAL128 and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM) \
+                    and _int_to_decimal128(&iv, self.precisions[j], self.scales[j], limbs) == 0:
+                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1
+            tn = int_to_text(&iv, txt)
+        else:
+            memcpy(&x, &e.v.n, 8)
+            if w == W_FLOAT64 and (e.t == T_FLOAT or e.t == T_DOUBLE):
+                return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
+            if w == W_FLOAT32 and (e.t == T_FLOAT or e.t == T_DOUBLE):
+                f = <float>x
+                if isinf(f) or <double>f != x:
+                    return fail_at(err, e.v.off, "value not exact as float32")
+                return 0 if fix_push(&self.t_fix[j], &f) == 0 else -1
+            if x == 0:
+                tn = 2 if signbit(x) else 1
+                txt[0] = 45 if signbit(x) else 48
+                txt[1] = 48
+            else:
+                shortest_from_value(x, 32 if e.t == T_FLOAT else 64, digits, &nd, &e10)
+                tn = go_format_digits(digits, nd, e10, x < 0, txt)
+        # the text form, for string/decimal/bool targets and for errors worded like the twin's
+        tmp[0] = e[0]
+        tmp.v.p = <const uint8_t*>txt
+        tmp.v.n = tn
+        tmp.v.kind = int_kind if e.v.kind == J_RAWINT else J_STR
+        tmp.v.esc = 0
+        tmp.v.ascii = 1
+        tmp.v.neg = 0
+        return 1
+
+    cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
+        return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)
+
+
+# The converter of each target writer, as a plain function pointer the plan stores per target
+# when it is compiled (PlanCore is final: each call below is direct and inlined).
+cdef int _cv_string(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_string(e, j, kind, err)
+
+
+cdef int _cv_binary(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_binary(e, j, kind, err)
+
+
+cdef int _cv_bool(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_bool(e, j, kind, err)
+
+
+cdef int _cv_int(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_int(e, j, kind, err)
+
+
+cdef int _cv_float(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_float(e, j, kind, err)
+
+
+cdef int _cv_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_decimal(e, j, kind, err)
+
+
+cdef int _cv_date(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_date(e, j, kind, err)
+
+
+cdef int _cv_timestamp(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_timestamp(e, j, kind, err)
+
+
+cdef int _cv_duration(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_duration(e, j, kind, err)
+
+
+cdef int _cv_unsupported(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._to_unsupported(e, j, kind, err)
+
+
+cdef convert_fn _converter_for(int w) noexcept nogil:
+    if w == W_STRING:
+        return _cv_string
+    if w == W_BINARY:
+        return _cv_binary
+    if w == W_BOOL:
+        return _cv_bool
+    if W_INT8 <= w <= W_UINT64:
+        return _cv_int
+    if w == W_FLOAT32 or w == W_FLOAT64:
+        return _cv_float
+    if w == W_DECIMAL128 or w == W_DECIMAL256:
+        return _cv_decimal
+    if w == W_DATE32:
+        return _cv_date
+    if w == W_TIMESTAMP:
+        return _cv_timestamp
+    if w == W_DURATION:
+        return _cv_duration
+    return _cv_unsupported

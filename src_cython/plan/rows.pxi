@@ -1,0 +1,189 @@
+# The protocol-neutral row image every protocol's parser fills (ColEntry per column of an
+# image), the map column of the generic output, and the small helpers every plan shares.
+
+cdef struct ColEntry:
+    Span name
+    Span v
+    int zone               # a TIMESTAMP value's own zone (simple protocol): its index in the
+                           # core's named zone tables, -1 none
+    int col                # its index in the image's source schema (Image.plan), if any
+    int tgt                # its target when the parser knows it already (open: from the
+                           # name-sequence memo), -2 unknown
+    Py_ssize_t name_off    # unescaped name in the core's names when name.esc, else -1
+    Py_ssize_t name_len
+    uint64_t hash
+    uint32_t f
+    int t
+    int has_t
+    int bad                # open: a COL_* fault of this column (judged on its last copy; v.off
+                           # then holds the fault's offset), 0 if fine
+
+
+cdef struct Image:
+    ColEntry* cols
+    Py_ssize_t n
+    Py_ssize_t cap
+    int present
+    int plan               # the compiled source schema (table/writer plan) ColEntry.col indexes,
+                           # when the protocol has one
+
+
+cdef int image_make_room(Image* img) noexcept nogil:
+    """Room for one more column entry: 0, or RUN_FAIL (the old entries stay) when out of memory."""
+    cdef Py_ssize_t cap = img.cap * 2 + 16
+    cdef ColEntry* grown = <ColEntry*>realloc(img.cols, cap * sizeof(ColEntry))
+    if grown == NULL:
+        note_failed_alloc(cap * <Py_ssize_t>sizeof(ColEntry))
+        return RUN_FAIL
+    img.cols = grown
+    img.cap = cap
+    return 0
+
+
+
+cdef struct MapCol:
+    Buf offsets
+    Bits valid
+    VarCol keys
+    VarCol vals
+    int32_t count
+
+
+cdef enum:
+    # Avro readers in typed mode: numbers travel raw in the span (n holds the bits, neg the
+    # sign), not as text
+    J_RAWINT = 20
+    J_RAWF64 = 21
+
+
+cdef enum:
+    IMG_U = 0
+    IMG_P = 1
+    IMG_D = 2
+
+
+
+cdef inline int fail_at(Err* err, Py_ssize_t off, const char* reason) noexcept nogil:
+    err.failed = 1
+    err.offset = off
+    strncpy(err.reason, reason, 255)
+    err.reason[255] = 0
+    return -1
+
+
+cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h
+
+
+cdef int map_init(MapCol* m, Py_ssize_t rows, Py_ssize_t hint) noexcept nogil:
+    if buf_reserve_fresh(&m.offsets, (rows + 1) * 4) < 0:
+        return -1
+    (<int32_t*>m.offsets.data)[0] = 0
+    m.offsets.len = 4
+    m.count = 0
+    if var_init(&m.keys, rows * 8, hint // 2) < 0:
+        return -1
+    return var_init(&m.vals, rows * 8, hint // 2)
+
+
+cdef void map_free(MapCol* m) noexcept nogil:
+    buf_free(&m.offsets)
+    buf_free(&m.valid.b)
+    m.valid.n = 0
+    m.valid.nulls = 0
+    var_free(&m.keys)
+    var_free(&m.vals)
+
+
+cdef inline int map_close_row(MapCol* m, bint valid) noexcept nogil:
+    if buf_append(&m.offsets, &m.count, 4) < 0:
+        return -1
+    return bits_push(&m.valid, valid)
+
+
+
+cdef int _int_to_decimal128(const IntVal* iv, int precision, int scale, uint64_t* out) noexcept nogil:
+    """An integer as decimal128(precision, scale) limbs when it fits; -1 otherwise (the text path
+    words the error)."""
+    cdef uint128 u
+    if scale < 0 or scale > 38 or precision < 1 or precision > 38:
+        return -1
+    u = <uint128>iv.mag * POW10_128[scale]       # < 2^64 * 10^38 < 2^192: check before use
+    if iv.mag != 0 and (u // POW10_128[scale] != iv.mag or u >= POW10_128[precision]):
+        return -1
+    if iv.neg:
+        u = ~u + 1
+    out[0] = <uint64_t>u
+    out[1] = <uint64_t>(u >> 64)
+    return 0
+
+
+cdef int _parse_uint_digits(const uint8_t* p, Py_ssize_t n, IntVal* iv) noexcept nogil:
+    cdef uint64_t v = 0, d
+    cdef Py_ssize_t i
+    for i in range(n):
+        d = p[i] - 48
+        if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
+            return -1
+        v = v * 10 + d
+    iv.mag = v
+    iv.neg = 0
+    return 0
+
+
+cdef const char* OP_TEXT[6]
+cdef int OP_LEN[6]
+OP_TEXT[OP_INSERT] = b"INSERT"
+OP_TEXT[OP_UPDATE] = b"UPDATE"
+OP_TEXT[OP_DELETE] = b"DELETE"
+OP_TEXT[OP_DDL] = b"DDL"
+OP_TEXT[OP_RESOLVED] = b"RESOLVED"
+OP_TEXT[OP_UPSERT] = b"UPSERT"
+OP_LEN[OP_INSERT] = 6
+OP_LEN[OP_UPDATE] = 6
+OP_LEN[OP_DELETE] = 6
+OP_LEN[OP_DDL] = 3
+OP_LEN[OP_RESOLVED] = 8
+OP_LEN[OP_UPSERT] = 6
+
+
+cdef inline int _oom(Err* err) noexcept nogil:
+    return -2
+
+
+cdef inline int _close(VarCol* out, bint valid, Err* err) noexcept nogil:
+    cdef int r = var_close_row(out, valid)
+    if r == -2:
+        err.failed = 1
+        strncpy(err.reason, b"batch too large: a column exceeds 2 GiB, decode fewer messages at once", 255)
+        return -1
+    return r
+
+
+cdef inline int _push_opt(FixCol* c, const void* v, int has) noexcept nogil:
+    if has:
+        return fix_push(c, v)
+    return fix_push_null(c)
+
+
+
+cdef object _map_to_array(MapCol* m):
+    cdef Py_ssize_t n = m.valid.n
+    cdef Py_ssize_t nulls = m.valid.nulls
+    keys = var_to_array(&m.keys, pa.string())
+    vals = var_to_array(&m.vals, pa.string())
+    entries = pa.StructArray.from_arrays([keys, vals], fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
+    validity = take_validity(&m.valid)
+    offsets = take_buffer(&m.offsets)
+    return pa.Array.from_buffers(_MAP_TYPE, n, [validity, offsets], null_count=nulls, children=[entries])
+
+
+cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
+    """Home slot of a 64-bit hash in a power-of-two table, every bit mixed in (versions of one
+    table differ only in their high bits)."""
+    return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
+
