@@ -651,7 +651,7 @@ cdef class OpenPlan:
                 return -1
             if version != 1:
                 kc.pos = kc.start
-                return fail_fmt(err, &kc, "unsupported batch version %lld%.0lld", <long long>version, 0)
+                return fail_fmt(err, &kc, "unsupported batch version %llu%.0lld", <long long>version, 0)
             while kc.pos < kc.end:
                 err.part = PART_KEY
                 if read_u64be(&kc, &klen, err, "event key length") < 0:
