@@ -216,3 +216,34 @@ def test_avro_empty_key_has_no_magic_byte(impl, arrow):
     dec = ticdc_fast.AvroDecoder(schemas={sid: text for _, sid, text in enc.registered}, implementation=impl)
     assert _error(lambda: dec.decode(keys, values)) == (
         bad, "key does not start with the Confluent magic byte 0x00", "key", 0, None)
+
+
+def test_open_whitespace_after_the_colon_of_v_is_json(impl):
+    """The core's fast read of a column object took `"v": 1` for a syntax error."""
+    value = _open_value(b'"n":{"t":1,"f":0,"v": 2},"m":{"t":1,"f":0,"v": 300}')
+    k, v = frame([(KEY, value)])
+    got = _error(lambda: ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v]))
+    assert got == (0, "integer out of range", "value", _in_value(value, b"300"), "m")
+    value = _open_value(b'"n":{"t":1,"f":0,"v":\t2}')
+    k, v = frame([(KEY, value)])
+    assert dict(ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v]).column("after")[0].as_py()) \
+        == {"id": "1", "n": "2"}
+
+
+def test_open_integer_beyond_64_bits_is_out_of_range(impl):
+    value = _open_value(b'"n":{"t":8,"f":0,"v":18446744073709551616}')
+    assert _open_error(impl, KEY, value) == (0, "integer out of range", "value",
+                                            _in_value(value, b"18446744073709551616"), "n")
+
+
+def test_open_go_escape_error_is_worded_alike(impl):
+    value = _open_value(b'"n":{"t":15,"f":1,"v":"a\\\\qb"}')        # binary VARCHAR, Go \q
+    assert _open_error(impl, KEY, value) == (0, "invalid Go escape", "value", _in_value(value, b'"a\\\\q'), "n")
+
+
+@pytest.mark.parametrize("location, shown", [("b'101'", "b'101'"), ("UTC\x00x", "UTC"), ("-24:00", "-24:00")])
+def test_simple_unknown_zone_is_worded_alike(impl, location, shown):
+    ts = json.dumps({"location": location, "value": "2024-01-01 00:00:00"}).encode()
+    values = _simple(b'{"id":"1","ts":' + ts + b"}")
+    assert _simple_error(impl, values) == (1, f"unknown time zone '{shown}'", "value",
+                                           values[1].index(b'"2024-01-01 00:00:00"'), "ts")

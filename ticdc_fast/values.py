@@ -320,7 +320,7 @@ def go_unquote_body(s: bytes) -> bytes:
             out += chr(cp).encode("utf-8")
             i += 2 + width
         else:
-            raise ValueProblem(f"invalid Go escape \\{chr(e)}")
+            raise ValueProblem("invalid Go escape")
     return bytes(out)
 
 

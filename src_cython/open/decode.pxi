@@ -2112,6 +2112,7 @@ cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
     if end - p < 6 or not bytes_eq(p, <const uint8_t*>b',"v":', 5):
         return 0
     c.pos = p + 5
+    skip_ws(c)                                  # JSON allows whitespace after the colon
     if c.pos < end and c.pos[0] == 34:          # the common values first, without the dispatch
         if scan_string(c, &e.v, err) < 0:
             return -1

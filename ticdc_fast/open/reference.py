@@ -298,7 +298,10 @@ def value_error(exc, msg: int, base: int, raw: bytes, which: str, name: str) -> 
     """A value of column ``name`` in image ``which`` cannot be converted: the error names the
     byte offset of that value (its "v" member), as the core does."""
     at = locate(raw, (which, name, "v"))
-    return DecodeError(str(exc), msg, base + (0 if at is None else at), column_name(name), part="value")
+    reason = str(exc)
+    if reason == "expected an integer" and _int_token(raw, at):
+        reason = "integer out of range"     # beyond 64 bits: orjson reads it as a float
+    return DecodeError(reason, msg, base + (0 if at is None else at), column_name(name), part="value")
 
 
 class _Members(dict):

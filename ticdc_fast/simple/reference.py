@@ -53,8 +53,8 @@ def _utc_text(ts: dict, problem) -> str:
         raise
     try:
         utc = wall_to_utc_us(loc, wall)
-    except ValueError as exc:
-        raise problem(str(exc)) from None
+    except ValueError:
+        raise problem(_unknown_zone(loc)) from None
     days, us = divmod(utc, _EPOCH_US_DAY)
     y, m, d = _civil(days)
     secs, frac = divmod(us, 1_000_000)
@@ -63,6 +63,14 @@ def _utc_text(ts: dict, problem) -> str:
     if f:
         text += "." + f"{frac:06d}"[:len(f)]
     return text + "Z"
+
+
+def _unknown_zone(loc: str) -> str:
+    """The core's words for a TIMESTAMP location that is no zone: the name's first 200 bytes, up
+    to a NUL (the core formats it as a C string)."""
+    raw = loc.encode("utf-8", "surrogateescape")[:200].partition(b"\x00")[0]
+    shown = raw.decode("utf-8", "replace")
+    return f"unknown time zone '{shown}'"
 
 
 def _civil(days: int) -> tuple[int, int, int]:
@@ -117,8 +125,8 @@ def convert_value(target, col, v, tz_default: str):
             raise V.ValueProblem("TIMESTAMP value must be {location, value} strings")
         try:
             return wall_to_utc_us(loc, V.parse_datetime_us(value.encode()))
-        except ValueError as exc:
-            raise V.ValueProblem(str(exc)) from None
+        except ValueError:
+            raise V.ValueProblem(_unknown_zone(loc)) from None
     if not isinstance(v, str):
         raise V.ValueProblem("expected a string value")
     if w == C.W_STRING and code in (C.T_ENUM, C.T_SET) and col.elements is not None:
