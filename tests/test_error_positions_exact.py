@@ -247,3 +247,15 @@ def test_simple_unknown_zone_is_worded_alike(impl, location, shown):
     values = _simple(b'{"id":"1","ts":' + ts + b"}")
     assert _simple_error(impl, values) == (1, f"unknown time zone '{shown}'", "value",
                                            values[1].index(b'"2024-01-01 00:00:00"'), "ts")
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["generic", "typed"])
+def test_open_bare_group_value_fails_at_its_bare_v(impl, typed):
+    """A column that went to NULL written as a bare t,f,v group of "p" (protocols.md E.15): its
+    old value fails at the bare "v" member that holds it."""
+    value = (b'{"u":{"id":{"t":3,"f":11,"v":1},"n":{"t":1,"f":0,"v":null}},'
+             b'"p":{"id":{"t":3,"f":11,"v":1},"t":1,"f":0,"v":300}}')
+    kw = dict(table="db.t", schema=pa.schema([("id", pa.int64()), ("n", pa.int8())]), old_image=True) \
+        if typed else {}
+    assert _open_error(impl, KEY, value, **kw) == (0, "integer out of range", "value",
+                                                  _in_value(value, b"300"), "n")

@@ -19,7 +19,7 @@ from ..errors import DecodeError
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES
 from .framing import decompress_event_values
 from ..convert import NEG_ZERO, _is_int, convert_typed, render_text
-from .._json_where import JSONSyntax, column_name, locate, object_syntax, skip_ws
+from .._json_where import JSONSyntax, column_name, locate, members, object_syntax, skip_ws
 
 _U64 = 8
 _INT64_MAX = (1 << 63) - 1
@@ -297,11 +297,35 @@ def _image(doc: dict, which: str, msg: int, base: int, raw: bytes, members=None)
 def value_error(exc, msg: int, base: int, raw: bytes, which: str, name: str) -> DecodeError:
     """A value of column ``name`` in image ``which`` cannot be converted: the error names the
     byte offset of that value (its "v" member), as the core does."""
-    at = locate(raw, (which, name, "v"))
+    if isinstance(name, _BareName):
+        at = _bare_value_at(raw, name.member)
+    else:
+        at = locate(raw, (which, name, "v"))
     reason = str(exc)
     if reason == "expected an integer" and _int_token(raw, at):
         reason = "integer out of range"     # beyond 64 bits: orjson reads it as a float
     return DecodeError(reason, msg, base + (0 if at is None else at), column_name(name), part="value")
+
+
+class _BareName(str):
+    """The name of a column recovered from a bare group of "p"; ``member``: the index of the
+    bare member that holds its value, among the bare members of the last "p"."""
+    __slots__ = ("member",)
+
+    def __new__(cls, name: str, member: int):
+        self = super().__new__(cls, name)
+        self.member = member
+        return self
+
+
+def _bare_value_at(raw: bytes, member: int) -> int | None:
+    """Where the value of the ``member``-th bare member of the last "p" of a row value is."""
+    p = locate(raw, ("p",))
+    if p is None:
+        return None
+    bare = [value_at for name, _, value_at in members(raw, p)
+            if name in _BARE_FIELDS and raw[value_at] != 0x7B]
+    return bare[member] if member < len(bare) else None
 
 
 class _Members(dict):
@@ -366,7 +390,7 @@ def _bare_groups(bare, msg: int, vstart: int) -> list:
             raise shape()
         if bare[i][1] is None:
             raise DecodeError(BARE_NULL, msg, vstart, part="value")
-        groups.append((t, bare[i][1], at))
+        groups.append((t, bare[i][1], at, i))      # i: which bare member holds the value
         i += 1
     return groups
 
@@ -414,7 +438,7 @@ def _recover_bare(after, old, groups, msg: int, vstart: int):
         while gi < len(groups) and groups[gi][2] == j:
             if left[gi] == right[gi]:
                 name, t, f, _ = after[left[gi]]
-                out.append((name, t, f, groups[gi][1]))
+                out.append((_BareName(name, groups[gi][3]), t, f, groups[gi][1]))
             else:
                 incomplete = True
             gi += 1
@@ -501,7 +525,7 @@ def _typed_image(image, cfg, by_name, i, vstart, value: bytes, which: str) -> li
     present = {}
     for name, tc, fl, v in image or ():
         if name in by_name:
-            present[name] = (tc, fl, v)
+            present[name] = (tc, fl, v, name)
     out = []
     for target in cfg.targets:
         got = present.get(target.name)
@@ -511,7 +535,7 @@ def _typed_image(image, cfg, by_name, i, vstart, value: bytes, which: str) -> li
         try:
             out.append(convert_typed(target, got[0], got[1], got[2], cfg.timezone))
         except V.ValueProblem as exc:
-            raise value_error(exc, i, vstart, value, which, target.name) from None
+            raise value_error(exc, i, vstart, value, which, got[3]) from None
     return out
 
 
