@@ -123,8 +123,9 @@ def convert_value(target, col, v, tz_default: str):
         loc, value = v.get("location"), v.get("value")
         if not isinstance(loc, str) or not isinstance(value, str):
             raise V.ValueProblem("TIMESTAMP value must be {location, value} strings")
+        wall = V.parse_datetime_us(value.encode("utf-8", "surrogateescape"))   # an Avro text as sent
         try:
-            return wall_to_utc_us(loc, V.parse_datetime_us(value.encode()))
+            return wall_to_utc_us(loc, wall)
         except ValueError:
             raise V.ValueProblem(_unknown_zone(loc)) from None
     if not isinstance(v, str):
