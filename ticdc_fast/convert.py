@@ -61,7 +61,7 @@ def _source_int(tcode: int, flags: int, v) -> int:
     lo, hi = _int_range(tcode, flags)
     if _is_int(v):
         if not lo <= v <= hi:
-            raise V.ValueProblem(f"integer {v} out of range [{lo}, {hi}]")
+            raise V.ValueProblem("integer out of range")
         return v
     if isinstance(v, str):
         return V.parse_int(_raw(v), lo, hi)
@@ -136,24 +136,24 @@ def convert_typed(target, tcode: int, flags: int, v, tz: str):
             return _source_bytes(kind, flags, v)
         if kind == C.K_JSONDOC and isinstance(v, str):
             return _raw(v)
-        raise V.ValueProblem(f"cannot convert a {C.TYPE_KIND[tcode] and tcode}-typed value to binary")
+        raise V.ValueProblem("cannot convert this column type to binary")
     if w in C.INT_WRITER_RANGE or w == C.W_BOOL:
         if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
             i = _source_int(tcode, flags, v)
         elif kind == C.K_DECIMAL and isinstance(v, str):
             sign, digits, frac = V.parse_decimal(_raw(v))
             if digits % (10 ** frac):
-                raise V.ValueProblem(f"decimal {v} is not an integer")
+                raise V.ValueProblem("decimal is not an integer")
             i = sign * (digits // 10 ** frac)
         else:
-            raise V.ValueProblem(f"cannot convert type {tcode} to an integer")
+            raise V.ValueProblem("cannot convert this column type to an integer")
         if w == C.W_BOOL:
             if i not in (0, 1):
-                raise V.ValueProblem(f"integer {i} is not a boolean (0 or 1)")
+                raise V.ValueProblem("integer is not a boolean (0 or 1)")
             return bool(i)
         lo, hi = C.INT_WRITER_RANGE[w]
         if not lo <= i <= hi:
-            raise V.ValueProblem(f"integer {i} out of range for {target.arrow_type}")
+            raise V.ValueProblem("integer out of range for the target type")
         return i
     if w in (C.W_FLOAT32, C.W_FLOAT64):
         if kind in (C.K_FLOAT32, C.K_FLOAT64):
@@ -162,9 +162,9 @@ def convert_typed(target, tcode: int, flags: int, v, tz: str):
             i = _source_int(tcode, flags, v)
             x = float(i)
             if int(x) != i:
-                raise V.ValueProblem(f"integer {i} is not exact as a float")
+                raise V.ValueProblem("integer is not exact as a float")
         else:
-            raise V.ValueProblem(f"cannot convert type {tcode} to a float")
+            raise V.ValueProblem("cannot convert this column type to a float")
         if w == C.W_FLOAT32:
             try:
                 x32 = V.to_float32(x)
@@ -180,23 +180,23 @@ def convert_typed(target, tcode: int, flags: int, v, tz: str):
         elif kind == C.K_DECIMAL and isinstance(v, str):
             text = _raw(v)
         else:
-            raise V.ValueProblem(f"cannot convert type {tcode} to a decimal")
+            raise V.ValueProblem("cannot convert this column type to a decimal")
         return V.unscaled_to_decimal(V.decimal_unscaled(text, target.precision, target.scale),
                                      target.scale)
     if not isinstance(v, str):
         raise V.ValueProblem("expected a string")
     if w == C.W_DATE32:
         if kind != C.K_DATE:
-            raise V.ValueProblem(f"cannot convert type {tcode} to a date")
+            raise V.ValueProblem("cannot convert this column type to a date")
         return V.parse_date_days(_raw(v))
     if w == C.W_TIMESTAMP:
         if kind in (C.K_DATE, C.K_DATETIME):
             return V.parse_datetime_us(_raw(v))
         if kind == C.K_TIMESTAMP:
             return wall_to_utc_us(tz, V.parse_datetime_us(_raw(v)))
-        raise V.ValueProblem(f"cannot convert type {tcode} to a timestamp")
+        raise V.ValueProblem("cannot convert this column type to a timestamp")
     if w == C.W_DURATION:
         if kind != C.K_TIME:
-            raise V.ValueProblem(f"cannot convert type {tcode} to a duration")
+            raise V.ValueProblem("cannot convert this column type to a duration")
         return V.parse_time_us(_raw(v))
-    raise V.ValueProblem(f"unsupported target writer {w}")
+    raise V.ValueProblem("unsupported target type")

@@ -728,7 +728,7 @@ cdef class AvroPlan:
             c.start = kp
             c.pos = kp
             c.end = kp + kn
-            if kp[0] != 0:
+            if kn == 0 or kp[0] != 0:     # an empty key has no byte to read
                 return fail_at(err, 0, "key does not start with the Confluent magic byte 0x00")
             if kn < 5:
                 return fail_at(err, 0, "truncated Confluent header")

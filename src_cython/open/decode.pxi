@@ -361,7 +361,7 @@ cdef class OpenPlan:
                 return -1
             if version != 1:
                 kc.pos = kc.start
-                return fail_fmt(err, &kc, "unsupported batch version %lld%.0lld", <long long>version, 0)
+                return fail_fmt(err, &kc, "unsupported batch version %llu%.0lld", <long long>version, 0)
             while kc.pos < kc.end:
                 err.part = PART_KEY
                 if read_u64be(&kc, &klen, err, "event key length") < 0:
@@ -1285,6 +1285,7 @@ cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
     if end - p < 6 or not bytes_eq(p, <const uint8_t*>b',"v":', 5):
         return 0
     c.pos = p + 5
+    skip_ws(c)                                  # JSON allows whitespace after the colon
     if c.pos < end and c.pos[0] == 34:          # the common values first, without the dispatch
         if scan_string(c, &e.v, err) < 0:
             return -1

@@ -19,6 +19,7 @@ from ..errors import DecodeError
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES
 from .framing import decompress_event_values
 from ..convert import NEG_ZERO, _is_int, convert_typed, render_text
+from .._json_where import JSONSyntax, column_name, locate, members, object_syntax, skip_ws
 
 _U64 = 8
 _INT64_MAX = (1 << 63) - 1
@@ -36,8 +37,30 @@ def _parse_int(text: str):
     return NEG_ZERO if text == "-0" else int(text)
 
 
-def parse_json(doc: bytes, msg: int, base: int, part: str):
-    """Parse one event JSON document; offsets in errors are relative to the Kafka message."""
+def _skip_members(name):
+    return None
+
+
+def _image_members(name):
+    return _skip_members        # a column object: read member by member, its values skipped
+
+
+def _row_members(name):
+    return _image_members if name in ("u", "p", "d") else None
+
+
+def parse_json(doc: bytes, msg: int, base: int, part: str, not_object: str, walked=_skip_members):
+    """Parse one event JSON document (an object); offsets in errors are relative to the Kafka
+    message.  Errors are the core's: ``not_object`` at the first byte when the document is not
+    an object, and a grammar error worded and placed as the core's scanner does (``walked``:
+    which members the core reads member by member, see ``_json_where.object_syntax``)."""
+    start = skip_ws(doc, 0)
+    if start >= len(doc) or doc[start] != 0x7B:
+        raise DecodeError(not_object, msg, base + start, part=part)
+    return _parse_json(doc, msg, base, part, walked)
+
+
+def _parse_json(doc: bytes, msg: int, base: int, part: str, walked):
     try:
         parsed = orjson.loads(doc)
         if _NEG_ZERO_TOKEN.search(doc):  # rare: keep the sign of integer-syntax negative zeros
@@ -47,6 +70,12 @@ def parse_json(doc: bytes, msg: int, base: int, part: str):
                 raise DecodeError(f"malformed JSON: {exc2}", msg, base, part=part) from None
         return parsed
     except orjson.JSONDecodeError as exc:
+        # what orjson refuses, the core's scanner may refuse too (then its words and place), or
+        # take: invalid UTF-8, numbers beyond the double range (the standard parser reads those)
+        try:
+            object_syntax(doc, walked)
+        except JSONSyntax as syntax:
+            raise DecodeError(syntax.reason, msg, base + syntax.offset, part=part) from None
         try:
             text = doc.decode("utf-8")
         except UnicodeDecodeError:
@@ -156,8 +185,9 @@ def iter_events(keys: list, values: list):
             if vlen > len(value) - vstart:
                 raise DecodeError(f"event value length {vlen} exceeds the {len(value) - vstart} bytes left",
                                   i, vpos, part="value")
-            kdoc = parse_json(key[kstart:kstart + klen], i, kstart, "key")
-            yield i, _check_key(kdoc, i, kstart), kstart, value[vstart:vstart + vlen], vstart
+            kraw = key[kstart:kstart + klen]
+            kdoc = parse_json(kraw, i, kstart, "key", "event key is not a JSON object")
+            yield i, _check_key(kdoc, i, kstart, kraw), kstart, value[vstart:vstart + vlen], vstart
             kpos, vpos = kstart + klen, vstart + vlen
         if vpos != len(value):
             raise DecodeError("the value holds more events than the key", i, vpos, part="value")
@@ -167,9 +197,20 @@ _KEY_TYPES = {"ts": "uint", "scm": "str", "tbl": "str", "rid": "int", "ptn": "in
               "ohk": "bool", "ccl": "str"}
 
 
-def _check_key(doc, msg: int, base: int) -> dict:
-    if type(doc) is not dict:
-        raise DecodeError("event key is not a JSON object", msg, base, part="key")
+_INT_TOKEN = re.compile(rb"-?(?:0|[1-9][0-9]*)(?![0-9.eE])")
+
+
+def _int_token(raw: bytes, at) -> bool:
+    return at is not None and _INT_TOKEN.match(raw, at) is not None
+
+
+def _check_key(doc, msg: int, base: int, raw: bytes) -> dict:
+    """The event key's fields, judged in the core's order with its wording; an error names the
+    byte offset of the field's value (the last copy of a repeated field)."""
+    def bad(reason, name):
+        at = locate(raw, (name,))
+        raise DecodeError(reason, msg, base + (0 if at is None else at), part="key")
+
     out = {}
     for name, kind in _KEY_TYPES.items():
         if name not in doc:
@@ -177,60 +218,114 @@ def _check_key(doc, msg: int, base: int) -> dict:
         v = doc[name]
         if v is None:
             continue
-        ok = ((kind == "str" and isinstance(v, str))
-              or (kind == "bool" and type(v) is bool)
-              or (kind == "int" and _is_int(v) and _INT64_MIN <= v <= _INT64_MAX)
-              or (kind == "uint" and _is_int(v) and 0 <= v <= _INT64_MAX))
-        if not ok:
-            raise DecodeError(f"event key field {name!r} has an invalid value {_preview(v, 40)}", msg, base,
-                              part="key")
+        if kind == "str":
+            if not isinstance(v, str):
+                bad("event key field has an invalid value", name)
+        elif kind == "bool":
+            if type(v) is not bool:
+                bad(f"event key field {name!r} has an invalid value", name)
+        elif not _is_int(v):
+            if type(v) is float and name != "t" and _int_token(raw, locate(raw, (name,))):
+                # an integer beyond 64 bits, which orjson reads as a float
+                bad("event key field 'ts' out of range" if name == "ts"
+                    else "event key field out of int64 range", name)
+            bad(f"event key field {name!r} has an invalid value" if name in ("ts", "t")
+                else "event key field has an invalid value", name)
+        elif name == "ts":
+            if not 0 <= v <= _INT64_MAX:
+                bad("event key field 'ts' out of range", name)
+        elif not _INT64_MIN <= v <= _INT64_MAX:
+            bad("event key field 't' has an invalid value" if name == "t"
+                else "event key field out of int64 range", name)
         out[name] = v
+    last = base + len(raw) - 1      # the core names the document's last byte
     if "ts" not in out:
-        raise DecodeError("event key has no ts", msg, base, part="key")
+        raise DecodeError("event key has no ts", msg, last, part="key")
     if out.get("t") not in (C.MSG_ROW, C.MSG_DDL, C.MSG_RESOLVED):
-        raise DecodeError(f"event key has an unknown type t={out.get('t')!r}", msg, base, part="key")
+        raise DecodeError("event key has an unknown type t", msg, last, part="key")
     for name in ("scm", "tbl", "ccl"):
         if name in out:
-            out[name] = _utf8_field(out[name], msg, base, name)
+            try:
+                out[name] = _utf8(out[name])
+            except V.ValueProblem:
+                bad("invalid UTF-8 in a text value", name)
             if out[name] == "":
                 del out[name]
     return out
 
 
-def _utf8_field(s: str, msg: int, base: int, name: str) -> str:
-    try:
-        return _utf8(s)
-    except V.ValueProblem:
-        raise DecodeError(f"invalid UTF-8 in event key field {name!r}", msg, base, part="key") from None
-
-
-def _image(doc: dict, which: str, msg: int, base: int, members=None):
+def _image(doc: dict, which: str, msg: int, base: int, raw: bytes, members=None):
+    """One row image as (name, type code, flags, value) per column.  Faults are the core's
+    (src_cython/open/decode.pxi ``_parse_image``): each names the byte offset of what is wrong —
+    the column value, its t, f or h member, or its name."""
     img = doc.get(which)
     if img is None:
         return None
+
+    def bad(reason, path, name=None, at_name=False):
+        at = locate(raw, (which,) + path, name=at_name)
+        raise DecodeError(reason, msg, base + (0 if at is None else at),
+                          None if name is None else column_name(name), part="value")
+
     if type(img) is not dict:
-        raise DecodeError(f"row image {which!r} is not a JSON object", msg, base, part="value")
+        bad("row image is not a JSON object", ())
     cols = []
     for name, col in (img.items() if members is None else members):
         try:
             name = _utf8(name)
         except V.ValueProblem:
-            raise DecodeError("invalid UTF-8 in a column name", msg, base, part="value") from None
+            bad("invalid UTF-8 in a column name", (name,), name, at_name=True)
         if type(col) is not dict:
-            raise DecodeError("column value is not a JSON object", msg, base, name, part="value")
+            bad("column value is not a JSON object", (name,), name)
         t = col.get("t")
         if not _is_int(t) or t not in C.TYPE_KIND:
-            raise DecodeError(f"unknown column type code {_preview(t, 20)}", msg, base, name, part="value")
+            # the core names the t member, else the v member, else the column object
+            bad("unknown column type code", (name, "t") if "t" in col else (name, "v") if "v" in col
+                else (name,), name)
         f = col.get("f", 0)
         if f is None:
             f = 0
         if not _is_int(f) or not 0 <= f <= 0xFFFFFFFF:
-            raise DecodeError(f"invalid column flags {_preview(f, 20)}", msg, base, name, part="value")
+            bad("invalid column flags", (name, "f"), name)
         h = col.get("h")
         if h is not None and type(h) is not bool:
-            raise DecodeError("invalid handle marker", msg, base, name, part="value")
+            bad("invalid handle marker", (name, "h"), name)
         cols.append((name, t, f, col.get("v")))
     return cols
+
+
+def value_error(exc, msg: int, base: int, raw: bytes, which: str, name: str) -> DecodeError:
+    """A value of column ``name`` in image ``which`` cannot be converted: the error names the
+    byte offset of that value (its "v" member), as the core does."""
+    if isinstance(name, _BareName):
+        at = _bare_value_at(raw, name.member)
+    else:
+        at = locate(raw, (which, name, "v"))
+    reason = str(exc)
+    if reason == "expected an integer" and _int_token(raw, at):
+        reason = "integer out of range"     # beyond 64 bits: orjson reads it as a float
+    return DecodeError(reason, msg, base + (0 if at is None else at), column_name(name), part="value")
+
+
+class _BareName(str):
+    """The name of a column recovered from a bare group of "p"; ``member``: the index of the
+    bare member that holds its value, among the bare members of the last "p"."""
+    __slots__ = ("member",)
+
+    def __new__(cls, name: str, member: int):
+        self = super().__new__(cls, name)
+        self.member = member
+        return self
+
+
+def _bare_value_at(raw: bytes, member: int) -> int | None:
+    """Where the value of the ``member``-th bare member of the last "p" of a row value is."""
+    p = locate(raw, ("p",))
+    if p is None:
+        return None
+    bare = [value_at for name, _, value_at in members(raw, p)
+            if name in _BARE_FIELDS and raw[value_at] != 0x7B]
+    return bare[member] if member < len(bare) else None
 
 
 class _Members(dict):
@@ -295,7 +390,7 @@ def _bare_groups(bare, msg: int, vstart: int) -> list:
             raise shape()
         if bare[i][1] is None:
             raise DecodeError(BARE_NULL, msg, vstart, part="value")
-        groups.append((t, bare[i][1], at))
+        groups.append((t, bare[i][1], at, i))      # i: which bare member holds the value
         i += 1
     return groups
 
@@ -343,7 +438,7 @@ def _recover_bare(after, old, groups, msg: int, vstart: int):
         while gi < len(groups) and groups[gi][2] == j:
             if left[gi] == right[gi]:
                 name, t, f, _ = after[left[gi]]
-                out.append((name, t, f, groups[gi][1]))
+                out.append((_BareName(name, groups[gi][3]), t, f, groups[gi][1]))
             else:
                 incomplete = True
             gi += 1
@@ -354,18 +449,16 @@ def _recover_bare(after, old, groups, msg: int, vstart: int):
 
 def _row_value(value: bytes, msg: int, vstart: int):
     """(op code, after image, before image, whether the before image lacks columns)."""
-    doc = parse_json(value, msg, vstart, "value")
-    if type(doc) is not dict:
-        raise DecodeError("row value is not a JSON object", msg, vstart, part="value")
-    after = _image(doc, "u", msg, vstart)
+    doc = parse_json(value, msg, vstart, "value", "row value is not a JSON object", _row_members)
+    after = _image(doc, "u", msg, vstart, value)
     bare = None
     p = doc.get("p")
     if type(p) is dict and any(name in p for name in _BARE_FIELDS):
         named, bare = _p_members(value, msg, vstart)
-        old = _image(doc, "p", msg, vstart, named)
+        old = _image(doc, "p", msg, vstart, value, named)
     else:
-        old = _image(doc, "p", msg, vstart)
-    deleted = _image(doc, "d", msg, vstart)
+        old = _image(doc, "p", msg, vstart, value)
+    deleted = _image(doc, "d", msg, vstart, value)
     if deleted is not None:
         if after is not None or old is not None:
             raise DecodeError("row value has both d and u/p", msg, vstart, part="value")
@@ -386,19 +479,22 @@ def _row_value(value: bytes, msg: int, vstart: int):
 
 
 def _ddl_value(value: bytes, msg: int, vstart: int):
-    doc = parse_json(value, msg, vstart, "value")
-    if type(doc) is not dict:
-        raise DecodeError("DDL value is not a JSON object", msg, vstart, part="value")
+    doc = parse_json(value, msg, vstart, "value", "DDL value is not a JSON object")
+
+    def bad(reason, name):
+        at = locate(value, (name,))
+        raise DecodeError(reason, msg, vstart + (0 if at is None else at), part="value")
+
     q, t = doc.get("q"), doc.get("t")
     if q is not None and not isinstance(q, str):
-        raise DecodeError("DDL query is not a string", msg, vstart, part="value")
+        bad("DDL query is not a string", "q")
     if t is not None and not (_is_int(t) and -(1 << 31) <= t < (1 << 31)):
-        raise DecodeError("DDL type is not an int32", msg, vstart, part="value")
+        bad("DDL type is not an int32", "t")
     if q is not None:
         try:
             q = _utf8(q)
         except V.ValueProblem:
-            raise DecodeError("invalid UTF-8 in the DDL query", msg, vstart, part="value") from None
+            bad("invalid UTF-8 in a text value", "q")
     return q, t
 
 
@@ -423,12 +519,13 @@ def iter_row_columns(keys, values, table: str, compression: str = "none"):
 
 
 # ----------------------------------------------------------------------------- decoding
-def _typed_image(image, cfg, by_name, i, vstart) -> list:
-    """One image (None: none) as the target columns' values, in target order."""
+def _typed_image(image, cfg, by_name, i, vstart, value: bytes, which: str) -> list:
+    """One image (None: none; member ``which`` of the event ``value``) as the target columns'
+    values, in target order."""
     present = {}
     for name, tc, fl, v in image or ():
         if name in by_name:
-            present[name] = (tc, fl, v)
+            present[name] = (tc, fl, v, name)
     out = []
     for target in cfg.targets:
         got = present.get(target.name)
@@ -438,7 +535,7 @@ def _typed_image(image, cfg, by_name, i, vstart) -> list:
         try:
             out.append(convert_typed(target, got[0], got[1], got[2], cfg.timezone))
         except V.ValueProblem as exc:
-            raise DecodeError(str(exc), i, vstart, target.name, part="value") from None
+            raise value_error(exc, i, vstart, value, which, got[3]) from None
     return out
 
 
@@ -478,22 +575,25 @@ class _Rows:
         t = kd["t"]
         scm, tbl = kd.get("scm"), kd.get("tbl")
         code, a, b, q, qt, incomplete = _event_value(kd, value, i, vstart)
+        before = "d" if code == C.OP_DELETE else "p"
         if self.typed:
             if t != C.MSG_RESOLVED and not routed and (scm != cfg.schema_name or tbl != cfg.table_name):
                 return
             if t != C.MSG_ROW and not cfg.control_events:
                 return
-            for j, v in enumerate(_typed_image(a if a is not None else b, cfg, self.by_name, i, vstart)):
+            image = (a, "u") if a is not None else (b, before)
+            for j, v in enumerate(_typed_image(image[0], cfg, self.by_name, i, vstart, value, image[1])):
                 self.typed_cols[j].append(v)
             if cfg.old_image:
-                self.old_images.append(None if b is None else _typed_image(b, cfg, self.by_name, i, vstart))
+                self.old_images.append(None if b is None else
+                                       _typed_image(b, cfg, self.by_name, i, vstart, value, before))
         else:
             self.schema_col.append(scm)
             self.table_col.append(tbl)
             self.ddl_type.append(qt)
             self.row_id.append(kd.get("rid"))
             self.ptn.append(kd.get("ptn"))
-            for img, out in ((a, self.after_col), (b, self.before_col)):
+            for img, which, out in ((a, "u", self.after_col), (b, before, self.before_col)):
                 if img is None:
                     out.append(None)
                     continue
@@ -502,7 +602,7 @@ class _Rows:
                     try:
                         entries.append((name, render_text(tc, fl, v)))
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), i, vstart, name, part="value") from None
+                        raise value_error(exc, i, vstart, value, which, name) from None
                 out.append(entries)
         self.op.append(C.OP_NAMES[code])
         self.ts.append(kd["ts"])

@@ -30,6 +30,7 @@ from ..timezones import get_zone, local_table
 from ..values import ValueProblem
 from .hold import Held as _Held
 from .hold import HoldQueue
+from .._json_where import locate, path_at
 from .messages import Msg, canonical_json, parse_message
 from .reference import ReferenceRows
 from .routing import SimpleRouter
@@ -55,6 +56,17 @@ GENERIC_FIELDS = change_fields() + [
 ]
 _TYPED_TRAILER = ["_ddl", "_ddl_type", "_schema_version", C.COL_HANDLE_KEY_ONLY, C.COL_CLAIM_CHECK,
                   "_undecodable", "_raw"]
+
+
+def _in_original(exc: DecodeError, canonical: bytes, original: bytes) -> DecodeError:
+    """An error found in the canonical form of a JSON message, placed in the message as sent:
+    the member it names is found again by its path (a repeated member by its last copy, the one
+    the canonical form keeps)."""
+    where = path_at(canonical, exc.byte_offset)
+    at = None if where is None else locate(original, where[0], name=where[1])
+    if at is None:
+        return exc
+    return DecodeError(exc.reason, exc.message_index, at, exc.column, exc.part, exc.partition, exc.offset)
 
 
 @dataclass(frozen=True)
@@ -613,12 +625,17 @@ class SimpleDecoder:
         """Decode one DML whose schema is known; never let it vanish silently.
 
         JSON the core declines (escaped member names or values, say) is valid all the same: it is
-        decoded again in its canonical form, so core and twin read the same document.  Byte
-        offsets of errors in that message then refer to the canonical form."""
-        canonical = False
+        decoded again in its canonical form, so core and twin read the same document.  An error
+        found there names the place of the same member in the message as sent."""
+        canonical, original = False, value
         while True:
-            if self._rows.run([value], 0, msg) == 1:
-                return
+            try:
+                if self._rows.run([value], 0, msg) == 1:
+                    return
+            except DecodeError as exc:
+                if canonical and type(exc) is DecodeError and exc.byte_offset:
+                    raise _in_original(exc, value, original) from None
+                raise
             if self._load_pending_zone(msg):
                 continue
             if self.encoding == "json" and not canonical:
@@ -719,7 +736,7 @@ class SimpleDecoder:
             for name, v in (("commitTs", commit_ts), ("buildTs", m.build_ts),
                             ("version", ts.version if ts else None), ("tableID", ts.table_id if ts else None)):
                 if v is not None and not 0 <= v <= _INT64_MAX:
-                    raise DecodeError(f"{name} {v} out of int64 range", msg, 0, part="value")
+                    raise DecodeError(f"{name} out of int64 range", msg, 0, part="value")
             op = {"WATERMARK": "RESOLVED", "BOOTSTRAP": "BOOTSTRAP"}.get(m.kind, "DDL")
             self._rows.append_control({
                 "_op": op, "_commit_ts": commit_ts, "_schema": database, "_table": table,

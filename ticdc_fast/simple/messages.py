@@ -6,12 +6,15 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
+import re
 
 import orjson
 
 from .._avro_binary import AvroError, Reader
 from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
+from .._json_where import JSONSyntax, object_syntax, skip_ws
 
 DML_TYPES = ("INSERT", "UPDATE", "DELETE")
 DDL_TYPES = ("CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY")
@@ -22,7 +25,7 @@ class Msg:
     __slots__ = ("kind", "type", "database", "table", "table_id", "commit_ts", "build_ts",
                  "schema_version", "sql", "data", "old", "table_schema", "pre_table_schema",
                  "handle_key_only", "claim_check_location", "checksum", "data_at", "old_at",
-                 "claim_check_bad_utf8_at")
+                 "claim_check_bad_utf8_at", "json_doc")
 
     def __init__(self):
         for s in self.__slots__:
@@ -54,7 +57,26 @@ def _load_json(value: bytes, i: int):
     try:
         return orjson.loads(value)
     except orjson.JSONDecodeError as exc:
+        _core_syntax_error(value, i)
         return _fallback_json(value, exc, i)
+
+
+def _core_syntax_error(value: bytes, i: int) -> None:
+    """Raise what the core's DML reader (src_cython/simple/decode.pxi) reports for a document
+    orjson refuses, when it reports it: invalid UTF-8 anywhere, then the first grammar error of an
+    object (orjson leaves some to the standard parser, which takes a lone surrogate escape).
+    Every message passes that reader first, so the twin says the same."""
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError("malformed JSON: invalid UTF-8", i, 0, part="value") from None
+    start = skip_ws(value, 0)
+    if start >= len(value) or value[start] != 0x7B:
+        return          # not an object: the core hands it to this module
+    try:
+        object_syntax(value)
+    except JSONSyntax as exc:
+        raise DecodeError(exc.reason, i, exc.offset, part="value") from None
 
 
 def canonical_json(value: bytes, i: int) -> bytes | None:
@@ -66,19 +88,28 @@ def canonical_json(value: bytes, i: int) -> bytes | None:
         return orjson.dumps(orjson.loads(value))
     except (orjson.JSONDecodeError, TypeError):
         pass   # numbers beyond double range or 64 bits, parsed by the standard library, or depth
-    # the standard library writes exactly what it read: big integers as they were, and a number
-    # beyond the double range as Infinity, which the core then rejects as the twin does
-    doc = _load_json(value, i)
+    # the standard library writes exactly what it read: big integers as they were; a number
+    # beyond the double range is written back as it was sent (as Infinity the core would read a
+    # syntax error where the twin reads a number), through a marked string no message can hold
+    _load_json(value, i)            # the errors of a document that does not parse
+    mark = "\ue000" + os.urandom(8).hex()
     try:
-        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        doc = stdlib_loads(value.decode("utf-8"), parse_constant=_raise_constant,
+                           parse_float=lambda text: float(text) if math.isfinite(float(text))
+                           else f"{mark}{text}{mark}")
+        out = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     except (RecursionError, ValueError):
         return None
+    if mark in out:
+        out = re.sub(f'"{mark}([-+.0-9eE]+){mark}"', r"\1", out)
+    return out.encode("utf-8", "surrogatepass")
 
 
 def parse_json_message(value: bytes, i: int) -> Msg:
     doc = _load_json(value, i)
     _need(type(doc) is dict, "message is not a JSON object", i)
     m = Msg()
+    m.json_doc = value      # where a value is, should it fail (``_json_where.locate``)
     t = doc.get("type")
     _need(isinstance(t, str), "message has no type", i)
     m.type = t

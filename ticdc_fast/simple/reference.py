@@ -16,8 +16,9 @@ from .. import _constants as C
 from .. import values as V
 from ..arrow_types import old_image_column
 from ..errors import DecodeError
+from .._json_where import column_name, locate
 from ..convert import convert_typed
-from ..timezones import wall_to_utc_us
+from ..timezones import local_table, wall_to_utc_us
 from .messages import parse_message
 
 _MASK64 = (1 << 64) - 1
@@ -52,8 +53,8 @@ def _utc_text(ts: dict, problem) -> str:
         raise
     try:
         utc = wall_to_utc_us(loc, wall)
-    except ValueError as exc:
-        raise problem(str(exc)) from None
+    except ValueError:
+        raise problem(_unknown_zone(loc)) from None
     days, us = divmod(utc, _EPOCH_US_DAY)
     y, m, d = _civil(days)
     secs, frac = divmod(us, 1_000_000)
@@ -62,6 +63,14 @@ def _utc_text(ts: dict, problem) -> str:
     if f:
         text += "." + f"{frac:06d}"[:len(f)]
     return text + "Z"
+
+
+def _unknown_zone(loc: str) -> str:
+    """The core's words for a TIMESTAMP location that is no zone: the name's first 200 bytes, up
+    to a NUL (the core formats it as a C string)."""
+    raw = loc.encode("utf-8", "surrogateescape")[:200].partition(b"\x00")[0]
+    shown = raw.decode("utf-8", "replace")
+    return f"unknown time zone '{shown}'"
 
 
 def _civil(days: int) -> tuple[int, int, int]:
@@ -86,7 +95,7 @@ def render_text(col, v) -> str | None:
     if code == C.T_TIMESTAMP and isinstance(v, dict):
         return _utc_text(v, V.ValueProblem)
     if not isinstance(v, str):
-        raise V.ValueProblem(f"expected a string value, got {type(v).__name__}")
+        raise V.ValueProblem("expected a string value")
     raw = v.encode("utf-8", "surrogateescape")
     if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
         lo, hi = _int_range(col)
@@ -114,23 +123,27 @@ def convert_value(target, col, v, tz_default: str):
         loc, value = v.get("location"), v.get("value")
         if not isinstance(loc, str) or not isinstance(value, str):
             raise V.ValueProblem("TIMESTAMP value must be {location, value} strings")
+        wall = V.parse_datetime_us(value.encode("utf-8", "surrogateescape"))   # an Avro text as sent
         try:
-            return wall_to_utc_us(loc, V.parse_datetime_us(value.encode()))
-        except ValueError as exc:
-            raise V.ValueProblem(str(exc)) from None
+            return wall_to_utc_us(loc, wall)
+        except ValueError:
+            raise V.ValueProblem(_unknown_zone(loc)) from None
     if not isinstance(v, str):
-        raise V.ValueProblem(f"expected a string value, got {type(v).__name__}")
+        raise V.ValueProblem("expected a string value")
     if w == C.W_STRING and code in (C.T_ENUM, C.T_SET) and col.elements is not None:
         lo, hi = _int_range(col)
-        n = V.parse_int(v.encode(), lo, hi)
+        try:
+            n = V.parse_int(v.encode(), lo, hi)
+        except V.ValueProblem:
+            raise V.ValueProblem("invalid ENUM/SET value") from None
         if code == C.T_ENUM:
             if n == 0:
                 return ""
             if n > len(col.elements):
-                raise V.ValueProblem(f"ENUM index {n} beyond {len(col.elements)} elements")
+                raise V.ValueProblem("ENUM index beyond its elements")
             return col.elements[n - 1]
         if n >> len(col.elements):
-            raise V.ValueProblem(f"SET bitmask {n} beyond {len(col.elements)} elements")
+            raise V.ValueProblem("SET bitmask beyond its elements")
         return ",".join(e for b, e in enumerate(col.elements) if n >> b & 1)
     if w == C.W_STRING and not col.flags & C.FLAG_BINARY:
         return render_text(col, v)
@@ -159,6 +172,23 @@ def normalise_avro_value(col, v):
     if isinstance(v, (bytes, bytearray)):
         return base64.b64encode(v).decode("ascii")
     raise V.ValueProblem(f"unexpected Avro value {type(v).__name__}")
+
+
+_TS_SHAPE = "TIMESTAMP value must be {location, value} strings"
+
+
+def _offset(m, at, name: bool = False, v=None, col=None, first: bool = False) -> int:
+    """A byte offset recorded by the Avro reader, or the place of a JSON member found now.  A
+    JSON TIMESTAMP {location, value} fails at its "value" member (the core reads the wall-clock
+    text there), unless the object itself is not of that shape."""
+    if type(at) is int:
+        return at
+    if type(v) is dict and col is not None and col.type_code == C.T_TIMESTAMP:
+        loc, value = v.get("location"), v.get("value")
+        if isinstance(loc, str) and isinstance(value, str):
+            at = at + ("value",)
+    found = locate(m.json_doc, at, name=name, first=first)
+    return 0 if found is None else found
 
 
 _CONTROL_OPS = {"WATERMARK": "RESOLVED", "BOOTSTRAP": "BOOTSTRAP", "DDL": "DDL"}
@@ -198,29 +228,23 @@ class ReferenceRows:
         cfg = self.cfg
         if cfg.targets is not None and (m.database, m.table) != (cfg.schema_name, cfg.table_name):
             return
-        images = []
-        for img, where in ((m.data, m.data_at), (m.old, m.old_at)):
+        images, faults = [], []
+        for img, key, where in ((m.data, "data", m.data_at), (m.old, "old", m.old_at)):
             if img is None:
                 images.append(None)
                 continue
-            out = []
-            for name, v in img.items():
-                # byte offsets of the name and the value (Avro; the JSON twin reports 0)
-                name_at, at = where[name] if where is not None else (0, 0)
-                col = ts.column(name)
-                if col is None:
-                    if where is not None:
-                        raise DecodeError("column is not in the message's schema version", msg, name_at,
-                                          name, part="value")
-                    raise DecodeError(f"column {name!r} is not in schema version {m.schema_version}",
-                                      msg, 0, name, part="value")
-                if cfg.encoding == "avro":
-                    try:
-                        v = normalise_avro_value(col, v)
-                    except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, at, name, part="value") from None
-                out.append((col, v, at))
-            images.append(out)
+            try:
+                images.append(self._image(m, img, key, where, ts, msg))
+            except DecodeError as exc:
+                if where is not None:
+                    raise
+                images.append(None)
+                faults.append((key, exc))
+        if faults:
+            # the core reads the images of a JSON message in document order
+            if len(faults) == 2 and (locate(m.json_doc, ("old",)) or 0) < (locate(m.json_doc, ("data",)) or 0):
+                raise faults[1][1]
+            raise faults[0][1]
         data, old = images
         op = m.type
         if op == "INSERT" and data is None or op == "UPDATE" and (data is None or old is None) \
@@ -246,16 +270,55 @@ class ReferenceRows:
                     try:
                         entries.append((col.name, render_text(col, v)))
                     except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, at, col.name, part="value") from None
+                        raise DecodeError(str(exc), msg, _offset(m, at, v=v, col=col), column_name(col.name),
+                                          part="value") from None
                 row[key] = entries
         else:
             row["typed"] = dict(zip([t.name for t in cfg.targets],
-                                    self._typed_image(after if after is not None else before, msg)))
+                                    self._typed_image(after if after is not None else before, msg, m)))
             if cfg.old_image and before is not None:
-                row["_before"] = self._typed_image(before, msg)
+                row["_before"] = self._typed_image(before, msg, m)
         self.rows.append(row)
 
-    def _typed_image(self, image, msg: int) -> list:
+    def _image(self, m, img: dict, key: str, where, ts, msg: int) -> list:
+        """One image's (column, value, place of the value): every member a column of the schema
+        version; a JSON TIMESTAMP object of the {location, value} shape."""
+        out = []
+        for name, v in img.items():
+            # byte offsets of the name and the value: the Avro reader records them; in JSON
+            # they are found in the text when an error needs them (``at``: the path there)
+            name_at, at = where[name] if where is not None else ((key, name), (key, name))
+            col = ts.column(name)
+            if col is None:
+                raise DecodeError("column is not in the message's schema version", msg,
+                                  _offset(m, name_at, name=True, first=True), column_name(name),
+                                  part="value")
+            if self.cfg.encoding == "avro":
+                try:
+                    v = normalise_avro_value(col, v)
+                except V.ValueProblem as exc:
+                    raise DecodeError(str(exc), msg, at, name, part="value") from None
+            out.append((col, v, at))
+        if where is None:
+            # the core checks the shape of TIMESTAMP objects once the image is read, before any
+            # value is converted
+            for col, v, at in out:
+                if col.type_code != C.T_TIMESTAMP or type(v) is not dict:
+                    continue
+                loc = v.get("location")
+                if not (isinstance(loc, str) and isinstance(v.get("value"), str)):
+                    raise DecodeError(_TS_SHAPE, msg, _offset(m, at), column_name(col.name), part="value")
+                raw = loc.encode("utf-8", "surrogateescape")
+                if len(raw) > 255:
+                    # the core passes a location by its first 255 bytes: a longer one can never
+                    # be loaded, and fails the message as soon as it is read
+                    try:
+                        local_table(raw[:255].decode("utf-8", "replace"))
+                    except ValueError as exc:
+                        raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
+        return out
+
+    def _typed_image(self, image, msg: int, m) -> list:
         """One image as the target columns' values, in target order."""
         img = {c.name: (c, v, at) for c, v, at in image}
         out = []
@@ -267,7 +330,8 @@ class ReferenceRows:
             try:
                 out.append(convert_value(t, got[0], got[1], self.cfg.timezone))
             except V.ValueProblem as exc:
-                raise DecodeError(str(exc), msg, got[2], t.name, part="value") from None
+                raise DecodeError(str(exc), msg, _offset(m, got[2], v=got[1], col=got[0]), column_name(t.name),
+                                  part="value") from None
         return out
 
     def append_control(self, row: dict) -> None:
@@ -299,13 +363,13 @@ class ReferenceRows:
 
 def _i64(v, name, msg):
     if v is not None and v > (1 << 63) - 1:
-        raise DecodeError(f"{name} {v} out of int64 range", msg, 0, part="value")
+        raise DecodeError(f"{name} out of int64 range", msg, 0, part="value")
     return v
 
 
 def _ts(v, msg):
     if v is None or v > (1 << 63) - 1:
-        raise DecodeError(f"commitTs {v} out of int64 range", msg, 0, part="value")
+        raise DecodeError("commitTs out of int64 range", msg, 0, part="value")
     return v
 
 

@@ -6,8 +6,8 @@ nesting, invalid UTF-8; Avro varints, lengths, union/enum indexes and block coun
 the bytes with the writer schema; open-protocol u64 framing; snappy/lz4 wrappers; message order)
 and byte-level edits, then checks:
 
-* the whole batch on a fresh decoder, Cython core vs pure-Python twin: equal batches, or a
-  ``DecodeError`` naming the same message in both;
+* the whole batch on a fresh decoder, Cython core vs pure-Python twin: equal batches, or the
+  same ``DecodeError`` in both (message index, reason, part, byte offset and column);
 * the same batch replayed on one long-lived decoder per implementation, in calls of 1 to 16
   messages (state across calls; after a failed message decoding goes on with the next one, as an
   error policy does), comparing every call;
@@ -46,8 +46,9 @@ REPLAY_CHUNKS = (1, 1, 2, 3, 4, 6, 8, 12, 16)
 
 # Core-only errors that are not findings (none: the Avro twins read as strictly as the core).
 ALLOWED_CORE_ONLY_ERRORS: tuple[str, ...] = ()
-# Protocols whose twin reports the core's byte offset, part and column, compared besides the index.
-POSITION_EXACT = ("simple-avro", "avro")
+# Protocols whose twin reports the core's reason, part, byte offset and column: compared besides
+# the message index (every protocol: the twins are position-exact).
+POSITION_EXACT = ("open", "simple-json", "simple-avro", "avro")
 
 
 # =========================================================================== base corpora
@@ -840,7 +841,7 @@ def _reason_class(reason: str) -> str:
 
 def _compare(core, twin, mode: str, position_exact: bool = False) -> str | None:
     """None when they agree; "allowed" for a documented leniency; else a finding signature.
-    ``position_exact``: errors must also agree on part, byte offset and column."""
+    ``position_exact``: errors must also agree on reason, part, byte offset and column."""
     ce, te = isinstance(core, tuple), isinstance(twin, tuple)
     if ce and te:
         if ALLOWED_CORE_ONLY_ERRORS and core[2].startswith(ALLOWED_CORE_ONLY_ERRORS) and \
@@ -850,8 +851,9 @@ def _compare(core, twin, mode: str, position_exact: bool = False) -> str | None:
             return "allowed"
         if core[1] != twin[1]:
             return f"{mode}:error-index core={_reason_class(core[2])} twin={_reason_class(twin[2])}"
-        if position_exact and core[3] != twin[3]:
-            what = [n for n, c, t in zip(("part", "offset", "column"), core[3], twin[3]) if c != t]
+        if position_exact and (core[2], core[3]) != (twin[2], twin[3]):
+            what = [n for n, c, t in zip(("reason", "part", "offset", "column"), (core[2],) + core[3],
+                                         (twin[2],) + twin[3]) if c != t]
             return f"{mode}:error-{'-'.join(what)} core={_reason_class(core[2])} twin={_reason_class(twin[2])}"
         return None
     if ce:

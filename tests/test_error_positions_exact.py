@@ -1,0 +1,261 @@
+"""Both implementations report the same DecodeError — reason, part, byte offset and column — for
+JSON syntax errors, structural errors and values that cannot be converted (issue 13 item 4): a
+value error names the byte offset of that value inside the message, as the Cython core does."""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+from conftest import frame, u64
+
+import ticdc_fast
+from ticdc_fast.testing import (AvroEncoder, SimpleBootstrap, SimpleColumn, SimpleDML, SimpleEncoder,
+                                SimpleTable, make_tso, realistic_avro_changefeed)
+
+
+def _error(call) -> tuple:
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        call()
+    e = ei.value
+    return e.message_index, e.reason, e.part, e.byte_offset, e.column
+
+
+# --------------------------------------------------------------------------- open protocol
+KEY = {"ts": 5, "scm": "db", "tbl": "t", "t": 1}
+
+
+def _open_value(members: bytes) -> bytes:
+    return b'{"u":{"id":{"t":3,"f":11,"v":1},' + members + b"}}"
+
+
+def _open_error(impl, key, value, **kw):
+    k, v = frame([(key, value)])
+    return _error(lambda: ticdc_fast.OpenDecoder(implementation=impl, **kw).decode([k], [v]))
+
+
+def _in_value(value: bytes, token: bytes, skip: int = 0) -> int:
+    """Offset in the Kafka value of ``token`` (its last copy) plus ``skip``: after the 8-byte
+    length word of the one event."""
+    return 8 + value.rindex(token) + skip
+
+
+def test_open_integer_too_big_for_the_target_names_the_value(impl):
+    value = _open_value(b'"n":{"t":3,"f":0,"v":300}')
+    got = _open_error(impl, KEY, value, table="db.t", schema=pa.schema([("id", pa.int64()), ("n", pa.int8())]))
+    assert got == (0, "integer out of range for the target type", "value", _in_value(value, b"300"), "n")
+
+
+def test_open_generic_value_out_of_its_type_range_names_the_value(impl):
+    value = _open_value(b'"n": {"t": 1, "f": 0, "v": 300}')          # TINYINT, with spaces
+    got = _open_error(impl, KEY, value)
+    assert got == (0, "integer out of range", "value", _in_value(value, b"300"), "n")
+
+
+def test_open_repeated_column_fails_at_the_copy_that_counts(impl):
+    value = _open_value(b'"n":{"t":1,"f":0,"v":999},"n":{"t":1,"f":0,"v":-129}')
+    got = _open_error(impl, KEY, value)
+    assert got == (0, "integer out of range", "value", _in_value(value, b"-129"), "n")
+
+
+def test_open_old_image_value_names_its_own_offset(impl):
+    value = (b'{"u":{"id":{"t":3,"f":11,"v":1},"d":{"t":10,"f":0,"v":"2024-01-01"}},'
+             b'"p":{"id":{"t":3,"f":11,"v":1},"d":{"t":10,"f":0,"v":"2024-13-01"}}}')
+    got = _open_error(impl, KEY, value, table="db.t",
+                      schema=pa.schema([("id", pa.int64()), ("d", pa.date32())]), old_image=True)
+    assert got == (0, "invalid date", "value", _in_value(value, b'"2024-13-01"'), "d")
+
+
+@pytest.mark.parametrize("column, fault, reason, token", [
+    (b'{"t":"x","f":0,"v":1}', "t", "unknown column type code", b'"x"'),
+    (b'{"t":3,"f":-1,"v":1}', "f", "invalid column flags", b"-1"),
+    (b'{"t":3,"f":0,"h":1,"v":1}', "h", "invalid handle marker", b'"h":1'),
+    (b'[1]', "object", "column value is not a JSON object", b"[1]"),
+])
+def test_open_column_faults_name_the_member_at_fault(impl, column, fault, reason, token):
+    value = _open_value(b'"n":' + column)
+    skip = 4 if fault == "h" else 0
+    got = _open_error(impl, KEY, value)
+    assert got == (0, reason, "value", _in_value(value, token, skip), "n")
+
+
+@pytest.mark.parametrize("key, reason, token", [
+    (b'{"ts":"5","scm":"db","tbl":"t","t":1}', "event key field 'ts' has an invalid value", b'"5"'),
+    (b'{"ts":18446744073709551616,"scm":"db","tbl":"t","t":1}', "event key field 'ts' out of range",
+     b"18446744073709551616"),
+    (b'{"ts":5,"scm":7,"tbl":"t","t":1}', "event key field has an invalid value", b"7"),
+    (b'{"ts":5,"scm":"db","tbl":"t","rid":9223372036854775808,"t":1}', "event key field out of int64 range",
+     b"9223372036854775808"),
+    (b'{"ts":5,"scm":"db","tbl":"t","t":1.5}', "event key field 't' has an invalid value", b"1.5"),
+])
+def test_open_key_field_errors_name_the_field_value(impl, key, reason, token):
+    got = _open_error(impl, key, _open_value(b'"n":{"t":1,"f":0,"v":1}'))
+    assert got == (0, reason, "key", 16 + key.index(token), None)
+
+
+def test_open_key_without_ts_names_the_last_byte_of_the_key_document(impl):
+    key = b'{"scm":"db","tbl":"t","t":1} '
+    got = _open_error(impl, key, _open_value(b'"n":{"t":1,"f":0,"v":1}'))
+    assert got == (0, "event key has no ts", "key", 16 + len(key) - 1, None)
+
+
+def test_open_ddl_errors_name_the_member(impl):
+    key = {"ts": 5, "scm": "db", "tbl": "t", "t": 2}
+    value = b'{"q":"CREATE TABLE t (a int)","t":2147483648}'
+    assert _open_error(impl, key, value) == (0, "DDL type is not an int32", "value",
+                                            _in_value(value, b"2147483648"), None)
+
+
+@pytest.mark.parametrize("value, reason, at", [
+    (b'{"u":{"n":{"t":1,"f":0,"v":1}', "malformed JSON: unexpected end of data", 29),
+    (b'{"u":{"n":{"t":1 "f":0,"v":1}}}', "malformed JSON: expected ',' or '}'", 17),
+    (b'{"x":[1 2],"u":{}}', "malformed JSON: expected ',' or a closing bracket", 8),
+    (b'{"u":{"n":{"t":1,"f":0,"v":"a\\qb"}}}', "malformed JSON: invalid escape", 29),
+    (b'{"u":{"n":{"t":1,"f":0,"v":012}}}', "malformed JSON: number with leading zero", 28),
+    (b'{"u":{"n":{"t":1,"f":0,"v":"\\ud800"}}}', "malformed JSON: lone high surrogate", 28),
+    (b'{"u":{}} x', "malformed JSON: trailing characters", 9),
+    (b' [1,2', "row value is not a JSON object", 1),
+])
+def test_open_json_syntax_errors_are_the_core_scanners(impl, value, reason, at):
+    assert _open_error(impl, KEY, value) == (0, reason, "value", 8 + at, None)
+
+
+def test_open_unsupported_batch_version_is_unsigned(impl):
+    k, v = frame([(KEY, _open_value(b'"n":{"t":1,"f":0,"v":1}'))])
+    k = u64((1 << 64) - 1) + k[8:]
+    got = _error(lambda: ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v]))
+    assert got == (0, "unsupported batch version 18446744073709551615", "key", 0, None)
+
+
+# --------------------------------------------------------------------------- simple protocol, JSON
+T0 = 1_714_521_600_000
+TABLE = SimpleTable("db", "t", 10, make_tso(T0 - 1000),
+                    [SimpleColumn("id", "int", nullable=False), SimpleColumn("ti", "tinyint"),
+                     SimpleColumn("ts", "timestamp"), SimpleColumn("d", "date")])
+
+
+def _simple(data: bytes) -> list[bytes]:
+    enc = SimpleEncoder("json")
+    boot = enc.encode_value(SimpleBootstrap(TABLE))
+    doc = json.loads(enc.encode_value(SimpleDML(TABLE, "INSERT", make_tso(T0), data={"id": 1})))
+    doc["data"] = {}
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    return [boot, text.replace(b'"data":{}', b'"data":' + data)]
+
+
+def _simple_error(impl, values, **kw):
+    return _error(lambda: ticdc_fast.SimpleDecoder("json", implementation=impl, **kw).decode(None, values))
+
+
+def test_simple_integer_out_of_range_names_the_value(impl):
+    values = _simple(b'{"id":"1","ti":"300"}')
+    assert _simple_error(impl, values) == (1, "integer out of range", "value",
+                                           values[1].index(b'"300"'), "ti")
+
+
+def test_simple_typed_value_names_the_value(impl):
+    values = _simple(b'{"id":"1","d":"2024-02-30"}')
+    schema = pa.schema([("id", pa.int64()), ("d", pa.date32())])
+    assert _simple_error(impl, values, table="db.t", schema=schema) == (
+        1, "invalid date", "value", values[1].index(b'"2024-02-30"'), "d")
+
+
+def test_simple_timestamp_object_fails_at_its_wall_clock_text(impl):
+    values = _simple(b'{"id":"1","ts":{"location":"UTC","value":"2024-01-01 25:00:00"}}')
+    assert _simple_error(impl, values) == (1, "invalid time of day", "value",
+                                           values[1].index(b'"2024-01-01 25:00:00"'), "ts")
+
+
+def test_simple_timestamp_object_of_another_shape_fails_at_the_object(impl):
+    values = _simple(b'{"id":"1","ti":"999","ts":{"location":"UTC","value":7}}')
+    # its shape is judged when the image is read, before any value is converted
+    assert _simple_error(impl, values) == (1, "TIMESTAMP value must be {location, value} strings",
+                                           "value", values[1].index(b'{"location"'), "ts")
+
+
+def test_simple_unknown_column_names_its_first_copy(impl):
+    values = _simple(b'{"id":"1","nope":null,"ti":"1","nope":null}')
+    assert _simple_error(impl, values) == (1, "column is not in the message's schema version", "value",
+                                           values[1].index(b'"nope"'), "nope")
+
+
+def test_simple_escaped_value_fails_at_its_place_in_the_message_as_sent(impl):
+    """The core declines escaped text and decodes the message again in its canonical form; the
+    error still names the value's offset in the message as Kafka delivered it."""
+    values = _simple(b'{"id":"1", "ti":"\\u0033\\u0030\\u0030"}')
+    assert _simple_error(impl, values) == (1, "integer out of range", "value",
+                                           values[1].index(b'"\\u0033'), "ti")
+
+
+@pytest.mark.parametrize("cut, reason", [
+    (b'"ti":"1"}', "malformed JSON: unexpected end of data"),
+])
+def test_simple_json_syntax_errors_are_the_core_scanners(impl, cut, reason):
+    values = _simple(b'{"id":"1","ti":"1"}')
+    values[1] = values[1][:-len(cut) - 2]
+    assert _simple_error(impl, values) == (1, reason, "value", len(values[1]), None)
+
+
+def test_simple_invalid_utf8_is_reported_at_byte_0(impl):
+    values = _simple(b'{"id":"1","ti":"\xff"}')
+    assert _simple_error(impl, values) == (1, "malformed JSON: invalid UTF-8", "value", 0, None)
+
+
+# --------------------------------------------------------------------------- Avro protocol
+@pytest.mark.parametrize("arrow", [False, True], ids=["lists", "arrow"])
+def test_avro_empty_key_has_no_magic_byte(impl, arrow):
+    """The core read the byte after an empty key (another message's) to judge the magic byte."""
+    events, cols = realistic_avro_changefeed(12, seed=4)
+    enc = AvroEncoder(table_columns=cols)
+    msgs = enc.encode(events)
+    keys, values = [k for k, _ in msgs], [v for _, v in msgs]
+    bad = next(i for i, k in enumerate(keys) if k is not None and i + 1 < len(keys) and keys[i + 1])
+    keys[bad] = b""
+    if arrow:
+        keys, values = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
+    dec = ticdc_fast.AvroDecoder(schemas={sid: text for _, sid, text in enc.registered}, implementation=impl)
+    assert _error(lambda: dec.decode(keys, values)) == (
+        bad, "key does not start with the Confluent magic byte 0x00", "key", 0, None)
+
+
+def test_open_whitespace_after_the_colon_of_v_is_json(impl):
+    """The core's fast read of a column object took `"v": 1` for a syntax error."""
+    value = _open_value(b'"n":{"t":1,"f":0,"v": 2},"m":{"t":1,"f":0,"v": 300}')
+    k, v = frame([(KEY, value)])
+    got = _error(lambda: ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v]))
+    assert got == (0, "integer out of range", "value", _in_value(value, b"300"), "m")
+    value = _open_value(b'"n":{"t":1,"f":0,"v":\t2}')
+    k, v = frame([(KEY, value)])
+    assert dict(ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v]).column("after")[0].as_py()) \
+        == {"id": "1", "n": "2"}
+
+
+def test_open_integer_beyond_64_bits_is_out_of_range(impl):
+    value = _open_value(b'"n":{"t":8,"f":0,"v":18446744073709551616}')
+    assert _open_error(impl, KEY, value) == (0, "integer out of range", "value",
+                                            _in_value(value, b"18446744073709551616"), "n")
+
+
+def test_open_go_escape_error_is_worded_alike(impl):
+    value = _open_value(b'"n":{"t":15,"f":1,"v":"a\\\\qb"}')        # binary VARCHAR, Go \q
+    assert _open_error(impl, KEY, value) == (0, "invalid Go escape", "value", _in_value(value, b'"a\\\\q'), "n")
+
+
+@pytest.mark.parametrize("location, shown", [("b'101'", "b'101'"), ("UTC\x00x", "UTC"), ("-24:00", "-24:00")])
+def test_simple_unknown_zone_is_worded_alike(impl, location, shown):
+    ts = json.dumps({"location": location, "value": "2024-01-01 00:00:00"}).encode()
+    values = _simple(b'{"id":"1","ts":' + ts + b"}")
+    assert _simple_error(impl, values) == (1, f"unknown time zone '{shown}'", "value",
+                                           values[1].index(b'"2024-01-01 00:00:00"'), "ts")
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["generic", "typed"])
+def test_open_bare_group_value_fails_at_its_bare_v(impl, typed):
+    """A column that went to NULL written as a bare t,f,v group of "p" (protocols.md E.15): its
+    old value fails at the bare "v" member that holds it."""
+    value = (b'{"u":{"id":{"t":3,"f":11,"v":1},"n":{"t":1,"f":0,"v":null}},'
+             b'"p":{"id":{"t":3,"f":11,"v":1},"t":1,"f":0,"v":300}}')
+    kw = dict(table="db.t", schema=pa.schema([("id", pa.int64()), ("n", pa.int8())]), old_image=True) \
+        if typed else {}
+    assert _open_error(impl, KEY, value, **kw) == (0, "integer out of range", "value",
+                                                  _in_value(value, b"300"), "n")
