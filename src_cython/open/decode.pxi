@@ -524,6 +524,8 @@ cdef class OpenPlan:
             return -2
         if self.core._push_text(&self.core.c_ddl, &q, err) < 0 or self.core._push_text(&self.core.c_ccl, &key.ccl, err) < 0:
             return -1
+        if op == OP_UPDATE and (not self.core.typed or self.core.with_old_image):
+            self._old_flags_from_new(b, a)     # the old image is written: it reads as the new one
         if self.core.typed:
             rc = self._emit_typed(a if a != NULL else b, vd, err)
             if rc < 0 or not self.core.with_old_image:
@@ -531,8 +533,6 @@ cdef class OpenPlan:
             return self._emit_old_image(b, vd, err)
         if self.core._push_text(&self.core.c_schema, &key.scm, err) < 0 or self.core._push_text(&self.core.c_table, &key.tbl, err) < 0:
             return -1
-        if op == OP_UPDATE:
-            self._old_flags_from_new(b, a)
         if self.core._emit_map(&self.core.c_after, a, err) < 0 or self.core._emit_map(&self.core.c_before, b, err) < 0:
             return -1
         m32 = <int32_t>qt
