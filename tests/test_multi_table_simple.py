@@ -191,6 +191,7 @@ MESSAGES_JSON = [
 ]
 
 
+@pytest.mark.skipif(_impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: differential core-vs-twin test")
 def test_core_router_and_twin_agree():
     """The core reads DML names in place and leaves the rest to the front end: whatever it
     decides, the twin decides the same."""
@@ -207,6 +208,7 @@ def test_core_router_and_twin_agree():
     assert raw.tolist() == [0, ROUTE_UNLISTED, ROUTE_ALL]
 
 
+@pytest.mark.skipif(_impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: differential core-vs-twin test")
 def test_core_reads_the_realistic_stream_itself(stream):
     encoding, st = stream
     names = [(b"shop", b"events"), (b"shop", b"orders")]
@@ -217,6 +219,7 @@ def test_core_reads_the_realistic_stream_itself(stream):
     assert raw[3:].tolist() == router(None, st.values[3:]).tolist()
 
 
+@pytest.mark.skipif(_impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: differential core-vs-twin test")
 def test_core_router_and_twin_agree_avro():
     st = realistic_stream("simple-avro", 40, seed=3)
     values = list(st.values) + [None, b"", b"\x16", b"\x16\x06\x06\x02\x0a", b"\x15\x06"]

@@ -20,6 +20,7 @@ INTERESTING = [b'"', b"\\", b"{", b"}", b"[", b"]", b":", b",", b"\\u0000", b'"d
                b'"type"', b'"DML"', b'"shop"', b"\x00", b"\xff", b"\x80", b"\x16", b"\x06", b"\x7f" * 9]
 
 
+@pytest.mark.skipif(_impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: differential core-vs-twin test")
 @pytest.mark.parametrize("encoding", ["json", "avro"])
 def test_mutated_messages_route_alike_in_core_and_twin(encoding):
     if _impl.core is None:
