@@ -88,20 +88,27 @@ def test_import_from_source_tree_warns_naming_path_and_fix(layout):
     assert "pip install -e ." in warning and "TICDC_FAST_PURE=1" in warning
 
 
-def test_import_of_a_build_without_core_warns(layout, tmp_path):
-    site, _ = layout
-    bare = tmp_path / "bare"
-    shutil.copytree(PACKAGE, bare / "ticdc_fast", ignore=_source_files)   # installed, no core
-    (bare / "sitecustomize.py").write_text(DROP_EDITABLE_HOOK)
-    res = _run("""\
-        import warnings
+def _import_warnings(site, cwd, sys_path_first=None) -> tuple[str, str]:
+    """(IMPLEMENTATION, the import's warnings joined) of ``import ticdc_fast`` in a fresh Python."""
+    res = _run(f"""\
+        import sys, warnings
+        if {str(sys_path_first)!r} != "None":
+            sys.path.insert(0, {str(sys_path_first)!r})
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import ticdc_fast
         print(ticdc_fast.IMPLEMENTATION, "|", "; ".join(str(w.message) for w in caught))
-        """, cwd=tmp_path, site=bare)
+        """, cwd=cwd, site=site)
     assert res.returncode == 0, res.stderr
     impl, message = res.stdout.strip().split(" | ", 1)
+    return impl, message
+
+
+def test_import_of_a_build_without_core_warns(layout, tmp_path):
+    bare = tmp_path / "bare"
+    shutil.copytree(PACKAGE, bare / "ticdc_fast", ignore=_source_files)   # installed, no core
+    (bare / "sitecustomize.py").write_text(DROP_EDITABLE_HOOK)
+    impl, message = _import_warnings(bare, tmp_path)
     assert impl == "python"
     assert "installed without its compiled core" in message and str(bare / "ticdc_fast") in message
 
@@ -118,16 +125,7 @@ def test_import_from_a_zip_says_extensions_cannot_load_from_one(layout, tmp_path
         for path in PACKAGE.rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
                 z.write(path, Path("ticdc_fast") / path.relative_to(PACKAGE))
-    res = _run(f"""\
-        import sys, warnings
-        sys.path.insert(0, {str(archive)!r})
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            import ticdc_fast
-        print(ticdc_fast.IMPLEMENTATION, "|", "; ".join(str(w.message) for w in caught))
-        """, cwd=tmp_path, site=bare)
-    assert res.returncode == 0, res.stderr
-    impl, message = res.stdout.strip().split(" | ", 1)
+    impl, message = _import_warnings(bare, tmp_path, sys_path_first=archive)
     assert impl == "python"
     assert str(archive) in message and "cannot load a compiled extension from a zip" in message
     assert "--archives" in message
