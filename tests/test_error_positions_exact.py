@@ -259,3 +259,29 @@ def test_open_bare_group_value_fails_at_its_bare_v(impl, typed):
         if typed else {}
     assert _open_error(impl, KEY, value, **kw) == (0, "integer out of range", "value",
                                                   _in_value(value, b"300"), "n")
+
+
+# Strings whose non-ASCII text comes before the byte that ends the run: the scanner's fast loop
+# skips UTF-8 text once a string is known to be non-ASCII, and must still stop exactly at a
+# control character, a backslash or the closing quote wherever it falls in a 16- or 8-byte window.
+_TEXT_HEADS = ["é", "日本語", "😀", "aé" * 7, "日" * 11 + "x"]
+
+
+@pytest.mark.parametrize("head", _TEXT_HEADS)
+@pytest.mark.parametrize("gap", [0, 1, 7, 8, 9, 15, 16, 17, 31])
+def test_control_character_after_non_ascii_text_is_found_at_its_byte(impl, head, gap):
+    text = head.encode() + "ü".encode() * (gap // 2) + b"a" * (gap % 2)
+    value = _open_value(b'"s":{"t":15,"f":0,"v":"' + text + b'\x01tail"}')
+    got = _open_error(impl, KEY, value)
+    assert got[:4] == (0, "malformed JSON: control character in string", "value",
+                       _in_value(value, b"\x01"))
+
+
+@pytest.mark.parametrize("head", _TEXT_HEADS)
+@pytest.mark.parametrize("gap", [0, 1, 8, 15, 16, 17])
+def test_escapes_and_quote_after_non_ascii_text_decode_exactly(impl, head, gap):
+    text = head + "ü" * (gap // 2) + "a" * (gap % 2) + '"\\/\n' + "終" * gap
+    value = _open_value(b'"s":{"t":15,"f":0,"v":' + json.dumps(text, ensure_ascii=False).encode() + b"}")
+    k, v = frame([(KEY, value)])
+    batch = ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v])
+    assert dict(batch.column("after")[0].as_py())["s"] == text

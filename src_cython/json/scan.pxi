@@ -91,13 +91,24 @@ cdef extern from *:
         __m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
         return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), _mm_or_si128(ctl, v)));
     }
+    /* the same without bytes >= 0x80: once a string is known to be non-ASCII, its CJK or emoji
+       bytes no longer stop the run (utf8_valid checks them afterwards, in one pass) */
+    static inline unsigned tf_special16_text(const unsigned char* p) {
+        __m128i v = _mm_loadu_si128((const __m128i*)p);
+        __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x22));
+        __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C));
+        __m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+        return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), ctl));
+    }
     #else
     #define TF_SIMD16 0
     static inline unsigned tf_special16(const unsigned char* p) { (void)p; return 1; }
+    static inline unsigned tf_special16_text(const unsigned char* p) { (void)p; return 1; }
     #endif
     """
     const int TF_SIMD16
     unsigned int tf_special16(const uint8_t* p) nogil
+    unsigned int tf_special16_text(const uint8_t* p) nogil
 
 
 cdef inline uint64_t _word8(const uint8_t* p) noexcept nogil:
@@ -112,6 +123,15 @@ cdef inline uint64_t _special8(uint64_t w) noexcept nogil:
     cdef uint64_t q = w ^ 0x2222222222222222ULL
     cdef uint64_t b = w ^ 0x5C5C5C5C5C5C5C5CULL
     return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - 0x2020202020202020ULL) & ~w) | w) & highs
+
+
+cdef inline uint64_t _special8_text(uint64_t w) noexcept nogil:
+    """_special8 without flagging bytes >= 0x80 themselves (a flag may still land on one: the
+    borrow of a true hit carries upward; the caller checks the lowest flagged byte exactly)."""
+    cdef uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL
+    cdef uint64_t q = w ^ 0x2222222222222222ULL
+    cdef uint64_t b = w ^ 0x5C5C5C5C5C5C5C5CULL
+    return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - 0x2020202020202020ULL) & ~w)) & highs
 
 
 cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
@@ -133,24 +153,44 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
         # The common case: runs of plain bytes, 8 at a time (SWAR: any '"', '\\', byte < 0x20 or
         # >= 0x80 stops the run; the byte loop below then decides exactly).
         found = 0
-        if TF_SIMD16:
-            while e - p >= 16:
-                m16 = tf_special16(p)
-                if m16:
-                    p += __builtin_ctz(m16)
-                    found = 1
-                    break
-                p += 16
-        if not found:
-            while e - p >= 8:
-                m = _special8(_word8(p))
-                if m:
-                    p += __builtin_ctzll(m) >> 3   # the lowest flagged byte is exact
-                    break
-                p += 8
-            else:
-                while p < e and STR_CLASS[p[0]] == 0:
-                    p += 1
+        if s.ascii:
+            if TF_SIMD16:
+                while e - p >= 16:
+                    m16 = tf_special16(p)
+                    if m16:
+                        p += __builtin_ctz(m16)
+                        found = 1
+                        break
+                    p += 16
+            if not found:
+                while e - p >= 8:
+                    m = _special8(_word8(p))
+                    if m:
+                        p += __builtin_ctzll(m) >> 3   # the lowest flagged byte is exact
+                        break
+                    p += 8
+                else:
+                    while p < e and STR_CLASS[p[0]] == 0:
+                        p += 1
+        else:
+            if TF_SIMD16:
+                while e - p >= 16:
+                    m16 = tf_special16_text(p)
+                    if m16:
+                        p += __builtin_ctz(m16)
+                        found = 1
+                        break
+                    p += 16
+            if not found:
+                while e - p >= 8:
+                    m = _special8_text(_word8(p))
+                    if m:
+                        p += __builtin_ctzll(m) >> 3
+                        break
+                    p += 8
+                else:
+                    while p < e and (STR_CLASS[p[0]] == SC_PLAIN or STR_CLASS[p[0]] == SC_HIGH):
+                        p += 1
         if p >= e:
             c.pos = p
             return fail(err, c, "malformed JSON: unterminated string")
