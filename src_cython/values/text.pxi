@@ -6,45 +6,89 @@ cdef inline uint64_t _load8(const uint8_t* p) noexcept nogil:
     return v
 
 
+# Strict UTF-8 as a shift-based DFA: each state is a bit offset (a multiple of 6) and
+# UTF8_ROW[byte] holds, at every state's offset, the offset of the state that byte leads to.
+# One load whose address does not depend on the state and one shift per byte: no branch to
+# mispredict on text that mixes ASCII, CJK and emoji, where the byte-by-byte ladder stalled.
+cdef enum:
+    U8_ACCEPT = 0       # between characters
+    U8_REJECT = 6       # absorbing
+    U8_NEED1 = 12       # one continuation byte to go
+    U8_NEED2 = 18
+    U8_NEED3 = 24
+    U8_E0 = 30          # after E0: A0..BF (no overlong 3-byte form)
+    U8_ED = 36          # after ED: 80..9F (no surrogates)
+    U8_F0 = 42          # after F0: 90..BF (no overlong 4-byte form)
+    U8_F4 = 48          # after F4: 80..8F (nothing above U+10FFFF)
+
+cdef uint64_t UTF8_ROW[256]
+
+
+cdef void _utf8_row_init() noexcept:
+    cdef int b, s
+    cdef uint64_t row
+    cdef int nxt[9]
+    for b in range(256):
+        for s in range(9):
+            nxt[s] = U8_REJECT
+        # from between characters: ASCII stays, a lead byte opens its sequence
+        if b < 0x80:
+            nxt[0] = U8_ACCEPT
+        elif 0xC2 <= b <= 0xDF:
+            nxt[0] = U8_NEED1
+        elif b == 0xE0:
+            nxt[0] = U8_E0
+        elif b == 0xED:
+            nxt[0] = U8_ED
+        elif 0xE1 <= b <= 0xEF:
+            nxt[0] = U8_NEED2
+        elif b == 0xF0:
+            nxt[0] = U8_F0
+        elif b == 0xF4:
+            nxt[0] = U8_F4
+        elif 0xF1 <= b <= 0xF3:
+            nxt[0] = U8_NEED3
+        if 0x80 <= b <= 0xBF:
+            nxt[U8_NEED1 // 6] = U8_ACCEPT
+            nxt[U8_NEED2 // 6] = U8_NEED1
+            nxt[U8_NEED3 // 6] = U8_NEED2
+            if b >= 0xA0:
+                nxt[U8_E0 // 6] = U8_NEED1
+            else:
+                nxt[U8_ED // 6] = U8_NEED1
+            if b >= 0x90:
+                nxt[U8_F0 // 6] = U8_NEED2
+            else:
+                nxt[U8_F4 // 6] = U8_NEED2
+        row = 0
+        for s in range(9):
+            row |= (<uint64_t>nxt[s]) << (6 * s)
+        UTF8_ROW[b] = row
+
+
+_utf8_row_init()
+
+
 cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Strict UTF-8 (no surrogates, no overlongs, <= U+10FFFF), as Python's decoder."""
     cdef const uint8_t* e = p + n
-    cdef uint8_t c, c1
+    cdef const uint8_t* stop
+    cdef uint64_t st = U8_ACCEPT
     while p < e:
-        # 8 ASCII bytes at a time
-        while e - p >= 32 and ((_load8(p) | _load8(p + 8) | _load8(p + 16) | _load8(p + 24))
-                               & 0x8080808080808080ULL) == 0:
-            p += 32
-        while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
-            p += 8
-        if p >= e:
-            break
-        c = p[0]
-        if c < 0x80:
+        if st == U8_ACCEPT:
+            # 8 ASCII bytes at a time between characters
+            while e - p >= 32 and ((_load8(p) | _load8(p + 8) | _load8(p + 16) | _load8(p + 24))
+                                   & 0x8080808080808080ULL) == 0:
+                p += 32
+            while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
+                p += 8
+        stop = p + 16 if e - p > 16 else e
+        while p < stop:
+            st = (UTF8_ROW[p[0]] >> st) & 63
             p += 1
-        elif c < 0xC2:
+        if st == U8_REJECT:
             return 0
-        elif c < 0xE0:
-            if e - p < 2 or (p[1] & 0xC0) != 0x80:
-                return 0
-            p += 2
-        elif c < 0xF0:
-            if e - p < 3 or (p[1] & 0xC0) != 0x80 or (p[2] & 0xC0) != 0x80:
-                return 0
-            c1 = p[1]
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
-                return 0
-            p += 3
-        elif c < 0xF5:
-            if e - p < 4 or (p[1] & 0xC0) != 0x80 or (p[2] & 0xC0) != 0x80 or (p[3] & 0xC0) != 0x80:
-                return 0
-            c1 = p[1]
-            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
-                return 0
-            p += 4
-        else:
-            return 0
-    return 1
+    return st == U8_ACCEPT
 
 
 cdef int utf8_replace_invalid(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
@@ -281,3 +325,8 @@ cdef int b64_encode(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
         o += 4
     out.len = o - out.data
     return 0
+
+
+def _utf8_valid(const uint8_t[::1] data):
+    """utf8_valid over a bytes-like object (for the tests: it must agree with Python's decoder)."""
+    return bool(utf8_valid(&data[0] if data.shape[0] else <const uint8_t*>"", data.shape[0]))
