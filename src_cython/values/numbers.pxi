@@ -35,6 +35,11 @@ cdef extern from *:
 tf_c_locale_init()
 
 
+cdef extern from *:
+    ctypedef unsigned long long uint128 "unsigned __int128"
+    int __builtin_clzll(unsigned long long) nogil
+
+
 cdef double[23] POW10_F64
 POW10_F64[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
                 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
@@ -126,14 +131,15 @@ cdef int json_number_syntax(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return 0
 
 
-cdef int _exact_fast_double(const uint8_t* p, Py_ssize_t n, double* out) noexcept nogil:
-    """Clinger's fast path: a mantissa below 2^53 scaled by 10^k, |k| <= 22, is one correctly
-    rounded IEEE multiplication or division of two exact values.  -1: not that case."""
+cdef int _decimal_parts(const uint8_t* p, Py_ssize_t n, uint64_t* mant, int* exp10, int* neg) noexcept nogil:
+    """A JSON-number text as mantissa x 10^exp10 with at most 19 significant digits; -1 when it
+    has more (or an exponent beyond four digits): those go to strtod."""
     cdef const uint8_t* e = p + n
     cdef uint64_t m = 0
-    cdef int neg = 0, nd = 0, frac = 0, ex = 0, exneg = 0, exd = 0, k
+    cdef int nd = 0, frac = 0, ex = 0, exneg = 0, exd = 0
+    neg[0] = 0
     if p < e and p[0] == 45:
-        neg = 1
+        neg[0] = 1
         p += 1
     while p < e and 48 <= p[0] <= 57:
         if nd == 19:
@@ -163,25 +169,117 @@ cdef int _exact_fast_double(const uint8_t* p, Py_ssize_t n, double* out) noexcep
             ex = ex * 10 + (p[0] - 48)
             exd += 1
             p += 1
-    if p != e or m > 9007199254740992ULL:
+    if p != e:
         return -1
-    k = (-ex if exneg else ex) - frac
+    mant[0] = m
+    exp10[0] = (-ex if exneg else ex) - frac
+    return 0
+
+
+# ---- decimal to double for up to 19 significant digits (the Eisel-Lemire method: D. Lemire,
+# "Number Parsing at a Gigabyte per Second", 2021; N. Mushtak and D. Lemire, "Fast Number Parsing
+# Without Fallback", 2023).  w x 10^q is w x 5^q x 2^q: one 64x128-bit product of the normalised
+# w with a 128-bit significand of 5^q gives the top bits of the result, and 2^q only moves the
+# exponent.  Full-precision doubles (16-17 digits) otherwise went to strtod at ~150 ns each.
+cdef enum:
+    POW5_Q_MIN = -342               # below: zero for any 19-digit mantissa
+    POW5_Q_MAX = 308                # above: infinite
+
+# 5^q scaled into [2^127, 2^128): truncated for q >= 0 (exact up to q = 55); for q < 0 the
+# quotient 2^b / 5^-q rounded down plus one, with b chosen as the method's proof requires.
+cdef uint64_t POW5_HI[POW5_Q_MAX - POW5_Q_MIN + 1]
+cdef uint64_t POW5_LO[POW5_Q_MAX - POW5_Q_MIN + 1]
+
+
+def _pow5_significands():
+    out = []
+    for q in range(POW5_Q_MIN, POW5_Q_MAX + 1):
+        if q >= 0:
+            v = 5 ** q
+            v = v << (128 - v.bit_length()) if v.bit_length() < 128 else v >> (v.bit_length() - 128)
+        else:
+            d = 5 ** -q
+            z = d.bit_length()                  # the smallest z with 2^z >= 5^-q (never equal)
+            v = (1 << (z + 127 if q >= -27 else 2 * z + 128)) // d + 1
+            if v.bit_length() > 128:
+                v >>= v.bit_length() - 128
+        out.append(v)
+    return out
+
+
+for _i, _v in enumerate(_pow5_significands()):
+    POW5_HI[_i] = _v >> 64
+    POW5_LO[_i] = _v & 0xFFFFFFFFFFFFFFFF
+
+
+cdef int _eisel_lemire(uint64_t w, int q, int neg, double* out) noexcept nogil:
+    """w x 10^q (w != 0) correctly rounded; -1 where it would need the slow path: out of range,
+    a subnormal or infinite result, or a product too close to a halfway point to decide."""
+    cdef int lz, upper, shift
+    cdef int64_t power2
+    cdef uint64_t hi, lo, mant, bits
+    cdef uint128 prod
+    if q < POW5_Q_MIN or q > POW5_Q_MAX:
+        return -1
+    lz = __builtin_clzll(w)
+    w <<= lz
+    prod = <uint128>w * POW5_HI[q - POW5_Q_MIN]
+    hi = <uint64_t>(prod >> 64)
+    lo = <uint64_t>prod
+    if (hi & 0x1FF) == 0x1FF:
+        # the low 9 bits decide the rounding: add the product with the lower 64 bits of 5^q
+        prod = <uint128>w * POW5_LO[q - POW5_Q_MIN]
+        lo += <uint64_t>(prod >> 64)
+        if lo < <uint64_t>(prod >> 64):
+            hi += 1
+        if (hi & 0x1FF) == 0x1FF and lo == 0xFFFFFFFFFFFFFFFFULL:
+            return -1
+    if lo <= 1:
+        return -1                   # possibly an exact halfway: strtod rounds it to even
+    upper = <int>(hi >> 63)
+    shift = upper + 9
+    mant = hi >> shift
+    power2 = ((<int64_t>217706 * q) >> 16) + 63 + upper - lz + 1023
+    if power2 <= 0:
+        return -1
+    mant += mant & 1
+    mant >>= 1
+    if mant >= (<uint64_t>2 << 52):
+        mant = <uint64_t>1 << 52
+        power2 += 1
+    mant &= ~(<uint64_t>1 << 52)
+    if power2 >= 0x7FF:
+        return -1
+    bits = mant | (<uint64_t>power2 << 52)
+    if neg:
+        bits |= <uint64_t>1 << 63
+    memcpy(out, &bits, 8)
+    return 0
+
+
+cdef int _fast_double(const uint8_t* p, Py_ssize_t n, double* out) noexcept nogil:
+    """Clinger's exact case (a mantissa below 2^53 scaled by 10^k, |k| <= 22: one correctly
+    rounded multiplication or division), else Eisel-Lemire.  -1: strtod decides."""
+    cdef uint64_t m
+    cdef int k, neg
+    if _decimal_parts(p, n, &m, &k, &neg) < 0:
+        return -1
     if m == 0:
         out[0] = -0.0 if neg else 0.0
         return 0
-    if k < -22 or k > 22:
-        return -1
-    out[0] = <double>m * POW10_F64[k] if k >= 0 else <double>m / POW10_F64[-k]
-    if neg:
-        out[0] = -out[0]
-    return 0
+    if m <= 9007199254740992ULL and -22 <= k <= 22:
+        out[0] = <double>m * POW10_F64[k] if k >= 0 else <double>m / POW10_F64[-k]
+        if neg:
+            out[0] = -out[0]
+        return 0
+    return _eisel_lemire(m, k, neg, out)
 
 
 cdef int parse_double(const uint8_t* p, Py_ssize_t n, double* out, Buf* scratch) noexcept nogil:
     """A JSON-number text (syntax checked by the caller) as the nearest double; -1 if infinite."""
     cdef char local[64]
     cdef char* s = local
-    if _exact_fast_double(p, n, out) == 0:
+    if _fast_double(p, n, out) == 0:
         return 0
     if n >= 63:
         scratch.len = 0
@@ -194,6 +292,24 @@ cdef int parse_double(const uint8_t* p, Py_ssize_t n, double* out, Buf* scratch)
     if isinf(out[0]) or isnan(out[0]):
         return -1
     return 0
+
+
+def _parse_doubles(texts):
+    """parse_double over a list of JSON-number texts, and whether each took the fast path
+    (for the tests: every result must equal Python's float())."""
+    cdef bytes t
+    cdef double v
+    cdef Buf scratch
+    memset(&scratch, 0, sizeof(Buf))
+    out = []
+    for t in texts:
+        fast = _fast_double(<const uint8_t*>t, len(t), &v) == 0
+        if parse_double(<const uint8_t*>t, len(t), &v, &scratch) < 0:
+            out.append((None, fast))
+        else:
+            out.append((v, fast))
+    buf_free(&scratch)
+    return out
 
 
 cdef inline int to_float32(double x, float* out) noexcept nogil:
@@ -347,9 +463,6 @@ cdef int shortest_from_text(const uint8_t* p, Py_ssize_t n, int bits, char* digi
 # largest power of ten not above the interval's width, so the interval holds at most one multiple
 # of 10^(k+1) and at least one of 10^k; the scaled ends come from one 64x128-bit product each,
 # rounded to odd so the comparisons below stay exact.  No printf, no strtod, no loop over lengths.
-cdef extern from *:
-    ctypedef unsigned long long uint128 "unsigned __int128"
-
 cdef enum:
     POW10_G_MIN = -300              # 10^e for e in [POW10_G_MIN, POW10_G_MAX]: covers every
     POW10_G_MAX = 330               # -k a float32 or float64 can ask for
