@@ -64,6 +64,7 @@ cdef enum:
     D_INT = 1       # long/int of an integer column into an integer target (ranges checked)
     D_F64 = 2       # DOUBLE (double) or FLOAT (float) column into float64: cannot fail
     D_BLOB = 3      # BLOB bytes into a binary target: the bytes themselves
+    D_STR = 4       # a text column's string into a string target: UTF-8 checked as a value
 
 
 cdef struct WPlan:
@@ -341,6 +342,8 @@ cdef class AvroPlan:
                 this = D_INT
             elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == T_DOUBLE) or (kind == AV_FLOAT and f.type_code == T_FLOAT)):
                 this = D_F64
+            elif kind == AV_STRING and tk == K_TEXT and w == W_STRING and not (f.flags & FLAG_BINARY):
+                this = D_STR
             elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
                     and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
                 this = D_BLOB
@@ -350,6 +353,15 @@ cdef class AvroPlan:
                 return D_NONE
             found = this
         return found
+
+    cdef void _defer_conversion_error(self, int j, AvField* f, Err* conv) noexcept nogil:
+        """A direct value that cannot be converted: the record is still read to its end (a
+        framing fault further on is reported first, as the twin reads before it converts), and
+        _emit_typed raises this error when it reaches target j, in target order."""
+        if self.conv_target < 0 or j < self.conv_target:
+            set_column(conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
+            self.conv_err = conv[0]
+            self.conv_target = j
 
     cdef int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
         """Read one value of a D_* field into its target column (the null branch: a null)."""
@@ -367,10 +379,15 @@ cdef class AvroPlan:
                 return -1
             rc = self.core._push_target_int(j, &iv, f.type_code, f.flags, off, &conv)
             if rc == -1:
-                if self.conv_target < 0 or j < self.conv_target:
-                    set_column(&conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
-                    self.conv_err = conv
-                    self.conv_target = j
+                self._defer_conversion_error(j, f, &conv)
+                return 0
+            return rc
+        if f.direct == D_STR:
+            if avro_string(c, &raw, err) < 0:
+                return -1
+            rc = self.core._push_value_text(&self.core.t_var[j], &raw, &conv)
+            if rc == -1:
+                self._defer_conversion_error(j, f, &conv)
                 return 0
             return rc
         if f.direct == D_F64:
