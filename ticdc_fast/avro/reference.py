@@ -98,9 +98,6 @@ class ReferenceAvroRows:
     def register(self, ws) -> None:
         self.schemas[ws.schema_id] = ws
 
-    def known(self, schema_id) -> bool:
-        return schema_id in self.schemas
-
     def reset(self):
         self.rows = []
 
