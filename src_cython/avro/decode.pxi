@@ -65,6 +65,8 @@ cdef enum:
     D_F64 = 2       # DOUBLE (double) or FLOAT (float) column into float64: cannot fail
     D_BLOB = 3      # BLOB bytes into a binary target: the bytes themselves
     D_STR = 4       # a text column's string into a string target: UTF-8 checked as a value
+    D_CONV = 5      # any other column: read as a span and converted at once by the target's
+                    # converter, as _emit_typed would convert it from the row image
 
 
 cdef struct WPlan:
@@ -348,11 +350,11 @@ cdef class AvroPlan:
                     and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
                 this = D_BLOB
             else:
-                return D_NONE
+                return D_CONV
             if found != D_NONE and found != this:
-                return D_NONE
+                return D_CONV
             found = this
-        return found
+        return D_CONV if found == D_NONE else found
 
     cdef void _defer_conversion_error(self, int j, AvField* f, Err* conv) noexcept nogil:
         """A direct value that cannot be converted: the record is still read to its end (a
@@ -362,6 +364,44 @@ cdef class AvroPlan:
             set_column(conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
             self.conv_err = conv[0]
             self.conv_target = j
+
+    cdef int _direct_convert(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """D_CONV: the value read into a one-off row entry (the fields _record gives an image
+        entry) and handed to the target's converter straight away."""
+        cdef ColEntry tmp
+        cdef Err conv
+        cdef int rc
+        cdef Py_ssize_t start = self.scratch.len
+        tmp.name.p = self.wplans[self.cur_plan].names.data + f.name_off
+        tmp.name.n = f.name_len
+        tmp.name.esc = 0
+        tmp.name.ascii = 0
+        tmp.name_off = -1
+        tmp.name_len = f.name_len
+        tmp.hash = f.hash
+        tmp.t = f.type_code
+        tmp.f = f.flags
+        tmp.has_t = 1
+        tmp.col = <int>(f - self.wplans[self.cur_plan].fields)
+        tmp.zone = -1
+        tmp.tgt = -2
+        tmp.bad = 0
+        tmp.v.off = off
+        tmp.v.esc = 0
+        tmp.v.neg = 0
+        if self._value(c, f, b, &tmp.v, err) < 0:
+            return -1
+        if tmp.v.neg == 2:                      # text written into the scratch: now a pointer
+            tmp.v.p = self.scratch.data + <uintptr_t>tmp.v.p
+            tmp.v.neg = 0
+        conv.failed = 0
+        rc = self._convert(&tmp, f.target, &conv)
+        self.scratch.len = start
+        if rc < 0:
+            if not conv.failed:
+                return -2
+            self._defer_conversion_error(f.target, f, &conv)
+        return 0
 
     cdef int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
         """Read one value of a D_* field into its target column (the null branch: a null)."""
@@ -382,6 +422,8 @@ cdef class AvroPlan:
                 self._defer_conversion_error(j, f, &conv)
                 return 0
             return rc
+        if f.direct == D_CONV:
+            return self._direct_convert(c, f, b, off, err)
         if f.direct == D_STR:
             if avro_string(c, &raw, err) < 0:
                 return -1
