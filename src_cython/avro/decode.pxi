@@ -972,7 +972,8 @@ cdef class AvroPlan:
         if b.kind == AV_INT or b.kind == AV_LONG:
             if _avro_int(c, f, b, v.off, &iv, err) < 0:
                 return -1
-            if self.core.typed:
+            if self.core.typed or TYPE_KIND[f.type_code] == K_INT or TYPE_KIND[f.type_code] == K_UINT:
+                # generic output renders integer columns from the value too (PlanCore._render_raw)
                 v.kind = J_RAWINT
                 v.neg = iv.neg
                 v.n = <Py_ssize_t>iv.mag
@@ -992,7 +993,7 @@ cdef class AvroPlan:
                 if isinf(f32):
                     return fail_at(err, v.off, "number out of range")
                 f64 = f32
-            if self.core.typed:
+            if self.core.typed or f.type_code == T_FLOAT or f.type_code == T_DOUBLE:
                 v.kind = J_RAWF64
                 v.neg = 0
                 v.p = NULL

@@ -567,6 +567,36 @@ cdef class PlanCore:
             n[0] = self.tmp2.len
         return 0
 
+    cdef int _render_raw(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        """Generic text of a binary number (an Avro long of an integer column, a float/double of
+        a FLOAT/DOUBLE column): range-checked and written once, never through text and back."""
+        cdef IntVal iv
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef double x
+        cdef char txt[48]
+        cdef char digits[24]
+        cdef int n, nd, e10
+        if e.v.kind == J_RAWINT:
+            iv.neg = e.v.neg
+            iv.mag = <uint64_t>e.v.n
+            int_range(e.t, e.f, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                return fail_at(err, e.v.off, "integer out of range")
+            n = int_to_text(&iv, txt)
+        else:
+            memcpy(&x, &e.v.n, 8)
+            if x == 0:
+                n = 2 if signbit(x) else 1
+                txt[0] = 45 if signbit(x) else 48
+                txt[1] = 48
+            else:
+                shortest_from_value(x, 32 if e.t == T_FLOAT else 64, digits, &nd, &e10)
+                n = go_format_digits(digits, nd, e10, x < 0, txt)
+        if buf_append(&out.data, txt, n) < 0:
+            return _oom(err)
+        return _close(out, 1, err)
+
     cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         """Generic output: the value as text (docs/open-protocol.md)."""
         cdef int kind = TYPE_KIND[e.t]
@@ -584,6 +614,8 @@ cdef class PlanCore:
             return _close(out, 0, err)
         if kind == K_NULL:
             return fail_at(err, s.off, "type NULL with a non-null value")
+        if s.kind == J_RAWINT or s.kind == J_RAWF64:
+            return self._render_raw(e, out, err)
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
             if s.kind == J_STR:
                 return self._push_value_text(out, s, err)
