@@ -50,11 +50,12 @@ def test_every_four_byte_lead_agrees_with_python(valid):
             assert valid(b"abc" + b) == _python(b), b       # and not at the start
 
 
-def test_random_mixed_text_and_every_broken_byte(valid):
-    rnd = random.Random(13)
+@pytest.mark.parametrize("longest", [60, 200])     # 200: past 32 bytes, the two-lane split
+def test_random_mixed_text_and_every_broken_byte(valid, longest):
+    rnd = random.Random(13 + longest)
     alphabet = ["a", "Z", " ", "é", "ß", "日", "本", "語", "😀", "🎉", "\u07ff", "\uffff", "\U0010ffff"]
-    for _ in range(300):
-        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 60))).encode()
+    for _ in range(300 if longest == 60 else 60):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, longest))).encode()
         assert valid(text) and _python(text)
         for pos in range(len(text)):
             broken = bytearray(text)
@@ -63,3 +64,7 @@ def test_random_mixed_text_and_every_broken_byte(valid):
             assert valid(broken) == _python(broken), broken
         if text:
             assert valid(text[:-1]) == _python(text[:-1])              # a sequence cut short
+            for cut in range(1, 4):                                     # a character cut at the middle
+                mid = len(text) // 2
+                spliced = text[:mid] + text[mid + cut:]
+                assert valid(spliced) == _python(spliced), spliced

@@ -69,6 +69,39 @@ cdef void _utf8_row_init() noexcept:
 _utf8_row_init()
 
 
+cdef inline uint64_t _utf8_run(const uint8_t* p, const uint8_t* e, uint64_t st) noexcept nogil:
+    while p < e:
+        st = (UTF8_ROW[p[0]] >> st) & 63
+        p += 1
+    return st
+
+
+cdef int _utf8_two_lanes(const uint8_t* p, const uint8_t* e) noexcept nogil:
+    """Long non-ASCII text split at a character boundary near its middle and run as two
+    interleaved DFAs: each step waits on the previous state, so one lane leaves the core idle
+    half the time.  Either half failing, or the first ending inside a character, fails it all."""
+    cdef const uint8_t* mid = p + (e - p) // 2
+    cdef const uint8_t* q
+    cdef const uint8_t* r
+    cdef uint64_t s1 = U8_ACCEPT, s2 = U8_ACCEPT
+    cdef int k = 0
+    while k < 3 and (mid[0] & 0xC0) == 0x80:     # back to a lead or ASCII byte
+        mid -= 1
+        k += 1
+    if (mid[0] & 0xC0) == 0x80:
+        return 0                                  # four continuation bytes in a row
+    q = p
+    r = mid
+    while q < mid and r < e:
+        s1 = (UTF8_ROW[q[0]] >> s1) & 63
+        s2 = (UTF8_ROW[r[0]] >> s2) & 63
+        q += 1
+        r += 1
+    s1 = _utf8_run(q, mid, s1)
+    s2 = _utf8_run(r, e, s2)
+    return s1 == U8_ACCEPT and s2 == U8_ACCEPT
+
+
 cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Strict UTF-8 (no surrogates, no overlongs, <= U+10FFFF), as Python's decoder."""
     cdef const uint8_t* e = p + n
@@ -82,6 +115,8 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
                 p += 32
             while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
                 p += 8
+            if e - p >= 32:
+                return _utf8_two_lanes(p, e)
         stop = p + 16 if e - p > 16 else e
         while p < stop:
             st = (UTF8_ROW[p[0]] >> st) & 63
