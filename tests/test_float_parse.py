@@ -2,7 +2,9 @@
 significant digits, then strtod; src_cython/values/numbers.pxi) against Python's correctly
 rounded float(): full-precision doubles as repr, %.17g and %.16g write them, random mantissas of
 every length at every exponent, exact halfway points between neighbouring doubles, and the edges
-(2^53 + 1, the largest and smallest normal doubles, subnormals, overflow)."""
+(2^53 + 1, the largest and smallest normal doubles, subnormals, overflow).
+
+A sweep of millions of texts: scripts/float_parse_sweep.py."""
 from __future__ import annotations
 
 import importlib
