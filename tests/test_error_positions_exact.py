@@ -285,3 +285,22 @@ def test_escapes_and_quote_after_non_ascii_text_decode_exactly(impl, head, gap):
     k, v = frame([(KEY, value)])
     batch = ticdc_fast.OpenDecoder(implementation=impl).decode([k], [v])
     assert dict(batch.column("after")[0].as_py())["s"] == text
+
+
+# Long digit runs (the scanner skips digits 8 at a time): a bad byte anywhere in or after the
+# run, in the integer, fraction or exponent part, is reported at the same byte by both.
+_NUMBER_TAILS = [b"x", b"a}", b".", b".x", b"e", b"e+", b"E-x", b"-", b"/", b":", b"\x00"]
+
+
+@pytest.mark.parametrize("digits", [7, 8, 9, 15, 16, 17, 24])
+@pytest.mark.parametrize("tail", _NUMBER_TAILS)
+def test_bad_byte_after_a_long_digit_run_is_found_at_its_byte(impl, digits, tail):
+    number = b"1" + b"234567890" * 3
+    for body in (number[:digits], b"0." + number[:digits], b"1e" + number[:min(digits, 3)],
+                 b"-" + number[:digits] + b"." + number[:digits]):
+        value = _open_value(b'"d":{"t":5,"f":0,"v":' + body + tail + b"}")
+        got = _open_error(impl, KEY, value)
+        assert got[3] >= _in_value(value, body) + len(body) - 1
+        if impl == "cython":                 # the twin defines the reason and the byte
+            k, v = frame([(KEY, value)])
+            assert got == _error(lambda: ticdc_fast.OpenDecoder(implementation="python").decode([k], [v]))
