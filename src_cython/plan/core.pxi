@@ -86,6 +86,9 @@ cdef class PlanCore:
     cdef int busy
     # invalid UTF-8 in a column's text: 0 replace it with U+FFFD (and count the value), 1 raise
     cdef int utf8_strict
+    # 1: the parser has checked each whole message as UTF-8 before reading it (simple JSON), so a
+    # text value needs no second check
+    cdef int text_prevalidated
     cdef Buf utf8_fix               # the invalid text while its repaired form is written
     # text values that needed a U+FFFD, over the plan's life (front ends count per decode call)
     cdef long long invalid_utf8_replaced
@@ -501,7 +504,8 @@ cdef class PlanCore:
                 return _oom(err)
         elif buf_append(&out.data, s.p, s.n) < 0:
             return _oom(err)
-        if not s.ascii and not utf8_valid(out.data.data + before, out.data.len - before):
+        if not s.ascii and not self.text_prevalidated \
+                and not utf8_valid(out.data.data + before, out.data.len - before):
             if not value:
                 return fail_at(err, s.off, "invalid UTF-8 in a text value")
             if self._text_invalid(&out.data, before, s.off, err) < 0:

@@ -174,6 +174,7 @@ cdef class SimplePlan:
         self.core.render_hook = _simpleplan_render
         self.core.hook_owner = <void*>self
         self.avro = cfg.encoding == "avro"
+        self.core.text_prevalidated = not self.avro     # _message checks every JSON message first
         self.stop_on_claim_check = False
         self.pending_zone = None
         self.started = 0
