@@ -88,6 +88,26 @@ def test_capture_round_trip_keeps_binary_bytes(tmp_path):
     assert list(zip(keys, values, parts, offs)) == records
 
 
+def test_capture_reads_every_byte_and_every_escape_back(tmp_path):
+    """Lines that are not UTF-8 are read as Latin-1 (fast), unless they escape a character above
+    U+007F, which only the UTF-8 reading gives back as its UTF-8 bytes: both readings, and lines
+    mixing binary bytes with escapes, return the exact bytes."""
+    rnd = __import__("random").Random(4)
+    records = [(bytes(rnd.getrandbits(8) for _ in range(n)), bytes(rnd.getrandbits(8) for _ in range(2 * n)), 0, n)
+               for n in range(0, 300, 7)]
+    records.append(("日本 \n\t\u0001".encode(), b"\x7f\x80\xff\u00e9", 0, 999))
+    path = tmp_path / "c.jsonl"
+    write_capture(path, records)
+    with open(path, "ab") as fh:        # hand-written kcat lines: escapes kcat or a tool may write
+        fh.write(b'{"partition": 1, "offset": 5, "key": "\\\\u00e9 \\u00e9 \xff", "payload": "\\u65e5\\u0001"}\n')
+        fh.write(b'{"partition": 1, "offset": 6, "key": "\xff\\\"\\u0007", "payload": "\xc3\xa9\\u0041"}\n')
+    (keys, values, parts, offs), = read_capture(path)
+    got = list(zip(keys, values, parts, offs))
+    assert got[:-2] == records
+    assert got[-2] == ("\\u00e9 é ".encode() + b"\xff", "日\x01".encode(), 1, 5)
+    assert got[-1] == (b'\xff"\x07', b"\xc3\xa9A", 1, 6)
+
+
 def test_no_arguments_prints_help(capfd):
     assert main([]) == 0
     out = capfd.readouterr().out
