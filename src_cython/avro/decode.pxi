@@ -592,7 +592,7 @@ cdef class AvroPlan:
         return self._run_loop(start, n, msg_base)
 
     cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
-        cdef Err err
+        cdef Err* err = &self.core.err
         cdef int rc = 0
         cdef Py_ssize_t i
         cdef Py_ssize_t total = 0
@@ -602,17 +602,17 @@ cdef class AvroPlan:
                 if self.vlen[i] > 0:
                     total += self.vlen[i]
             self._begin(n * 2 + 16, 2 * total + (1 << 16))
-        memset(&err, 0, sizeof(Err))
+        self.core._begin_call()
         i = start
         with nogil:
             while i < n:
                 err.msg = msg_base + i
-                rc = self._message(i, msg_base + i, &err)
+                rc = self._message(i, msg_base + i, err)
                 if rc != RUN_OK:
                     break
                 i += 1
         if rc < 0:
-            raise_decode_error(&err, "Avro-protocol", "value")
+            raise_decode_error(err, "Avro-protocol", "value")
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):

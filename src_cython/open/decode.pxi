@@ -283,12 +283,12 @@ cdef class OpenPlan:
         cdef const int64_t[::1] vo = memoryview(voff.buffers()[1]).cast("q")[voff.offset:voff.offset + len(voff)]
         cdef Py_ssize_t n = len(koff) - 1
         cdef Py_ssize_t rows, hint
-        cdef Err err
+        cdef Err* err = &self.core.err
         cdef int rc, k
         cdef OpenPlan sub
         if len(voff) - 1 != n:
             raise DecodeError(f"{n} keys but {len(voff) - 1} values")
-        memset(&err, 0, sizeof(Err))
+        self.core._begin_call()
         self._free_outputs()
         # every event key is at least ~48 bytes with its length word: a row estimate that does
         # not undershoot batched messages (reserved but untouched pages cost nothing)
@@ -306,7 +306,7 @@ cdef class OpenPlan:
                 rc = sub._init_outputs(rows, hint)
         if rc == 0:
             with nogil:
-                rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
+                rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, err)
         for k in range(self.nroutes):
             # the front end reads one counter, the router's
             sub = <OpenPlan>self.route_ptr[k]
@@ -316,7 +316,7 @@ cdef class OpenPlan:
             self._free_outputs()
             for k in range(self.nroutes):
                 (<OpenPlan>self.route_ptr[k])._free_outputs()
-            raise_decode_error(&err, "open-protocol", None)
+            raise_decode_error(err, "open-protocol", None)
         return 0
 
     cdef object _finish(self):

@@ -3,7 +3,8 @@
 # the compiled targets (writer, precision/scale, name hash table), the zone tables, the
 # column set of the output (arrow/columns.pxi: the columns every protocol writes, the generic
 # after/before maps, the typed targets and their old image, and the protocol's own columns as
-# more specs of the same set), the row images a parser fills, scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a
+# more specs of the same set), the error record of the current call, the row images a parser
+# fills, scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a
 # column's source value to each target writer.  Protocol parsers fill the images and call in.
 
 cdef enum:
@@ -91,6 +92,8 @@ cdef class PlanCore:
     cdef FixCol* o_fix
     cdef VarCol* o_var
     cdef int with_old_image
+    # the error record of the current call (reset at its start; raise_decode_error reads it)
+    cdef Err err
     # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
     # a second thread gets DecoderBusyError at once instead of sharing the buffers.
     cdef int busy
@@ -387,6 +390,10 @@ cdef class PlanCore:
         order = ([k for k in range(self.t_first) if k != CS_MSG] + list(range(self.extra_first, self.cols.ntop))
                  + list(range(self.t_first, self.extra_first)))
         return {self.col_names[k]: arrays[k] for k in order}, arrays[CS_MSG]
+
+    cdef void _begin_call(self) noexcept:
+        """A decode call starts: a clean error record."""
+        memset(&self.err, 0, sizeof(Err))
 
     cdef int _old_image_begin(self, bint present) noexcept nogil:
         """Start a row's `_before` struct: the target writers write the old-image builders until

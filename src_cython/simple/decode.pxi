@@ -571,7 +571,7 @@ cdef class SimplePlan:
         the first message left to the caller.  ``values`` is a list of bytes or a large_binary
         Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
         cdef Py_ssize_t n = len(values), i, k, total
-        cdef Err err
+        cdef Err* err = &self.core.err
         cdef int rc = 0
         cdef object v
         if values is not self._values_ref:
@@ -601,18 +601,18 @@ cdef class SimplePlan:
                 total += self.vlen[k]
             self._begin(n * 2 + 16, total + (1 << 16))
         self.pending_zone = None
-        memset(&err, 0, sizeof(Err))
+        self.core._begin_call()
         i = start
         with nogil:
             while i < n:
                 err.msg = msg_base + i
-                rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, &err)
+                rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, err)
                 if rc != RUN_OK:
                     break
                 i += 1
         if rc < 0:
             self._values_ref = None
-            raise_decode_error(&err, "simple-protocol", "value")
+            raise_decode_error(err, "simple-protocol", "value")
         if rc == RUN_STOP and err.has_column == 2:
             self.pending_zone = err.column[:err.column_len].decode("utf-8", "replace")
         return i
