@@ -593,8 +593,9 @@ cdef class AvroPlan:
 
     cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
         cdef Err* err = &self.core.err
+        cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, saved
         cdef Py_ssize_t total = 0
         if not self.started:
             # output text is at most a few times the input size: reserve it once for the batch
@@ -607,8 +608,11 @@ cdef class AvroPlan:
         with nogil:
             while i < n:
                 err.msg = msg_base + i
+                saved = colset_rows(cs, CS_OP)      # the savepoint of this message
                 rc = self._message(i, msg_base + i, err)
                 if rc != RUN_OK:
+                    # a message the front end handles (or a failed one) leaves no partial row
+                    colset_truncate(cs, saved)
                     break
                 i += 1
         if rc < 0:

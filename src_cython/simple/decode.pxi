@@ -570,8 +570,9 @@ cdef class SimplePlan:
         """Decode values[start:] while they are DML with registered schemas; return the index of
         the first message left to the caller.  ``values`` is a list of bytes or a large_binary
         Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
-        cdef Py_ssize_t n = len(values), i, k, total
+        cdef Py_ssize_t n = len(values), i, k, total, saved
         cdef Err* err = &self.core.err
+        cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
         cdef object v
         if values is not self._values_ref:
@@ -606,8 +607,11 @@ cdef class SimplePlan:
         with nogil:
             while i < n:
                 err.msg = msg_base + i
+                saved = colset_rows(cs, CS_OP)      # the savepoint of this message
                 rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, err)
                 if rc != RUN_OK:
+                    # a message the front end handles (or a failed one) leaves no partial row
+                    colset_truncate(cs, saved)
                     break
                 i += 1
         if rc < 0:
