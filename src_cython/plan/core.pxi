@@ -515,7 +515,8 @@ cdef class PlanCore:
             if self._render_hooked(e, vals, err) < 0:
                 set_column(err, np, e.name_len)
                 return -1
-            self.cols.count[col] += 1
+        # the entries of a failed row are never counted: truncation cuts them by the offsets
+        self.cols.count[col] += <int32_t>img.n
         if map_close_row(&self.cols, col, 1) < 0:
             return _oom(err)
         return 0
