@@ -1133,7 +1133,7 @@ cdef class AvroPlan:
         cdef int32_t sid
         cdef int j, k, rc
         cdef ColEntry* e
-        cdef ColumnSet* cs = &self.core.cols
+        cdef ColumnSet cs = self.core.cols     # a copy: see SimplePlan._emit_dml
         if self.core.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
                     and bytes_eq(<const uint8_t*>(self.keys.data + tp.db_off), <const uint8_t*>(self.schema_name_ptr), tp.db_len)

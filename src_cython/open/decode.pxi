@@ -476,7 +476,7 @@ cdef class OpenPlan:
         cdef int32_t m32
         cdef Image* a = NULL
         cdef Image* b = NULL
-        cdef ColumnSet* cs
+        cdef ColumnSet cs
         q.kind = J_ABSENT
         self.before_incomplete = 0
         if key.t == MSG_RESOLVED:
@@ -504,7 +504,9 @@ cdef class OpenPlan:
             if key.t != MSG_ROW and not self.control_events:
                 return 0
         hko = key.ohk and key.ccl.kind != J_STR
-        cs = &self.core.cols
+        # a copy: the column arrays never move during a call, and a local lets the compiler keep
+        # their addresses in registers across the appends (a store into a buffer may alias a field)
+        cs = self.core.cols
         if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&cs.fix[CS_TS], &key.ts) < 0:
             return -2
         m32 = <int32_t>msg

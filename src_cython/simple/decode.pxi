@@ -1288,7 +1288,9 @@ cdef class SimplePlan:
         cdef int32_t ck32
         cdef int rc
         cdef TablePlan* p = &self.plans[d.plan]
-        cdef ColumnSet* cs = &self.core.cols
+        # a copy: the column arrays never move during a call, and a local lets the compiler keep
+        # their addresses in registers across the appends (a store into a buffer may alias a field)
+        cdef ColumnSet cs = self.core.cols
         self.cur_plan = d.plan
         if d.op == OP_INSERT:
             if not d.has_data:
