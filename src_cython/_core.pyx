@@ -25,6 +25,7 @@ _MAP_TYPE = pa.map_(pa.string(), pa.string())
 include "_constants.pxi"
 include "framing/cursor.pxi"
 include "arrow/buffers.pxi"
+include "arrow/columns.pxi"
 include "json/scan.pxi"
 include "values/text.pxi"
 include "values/numbers.pxi"

@@ -115,6 +115,13 @@ cdef inline Py_ssize_t _id_slot(int32_t sid, Py_ssize_t cap) noexcept nogil:
     return <Py_ssize_t>(((<uint64_t><uint32_t>sid) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
+# the Avro protocol's own output columns (generic output adds "_key"; the rest are the core's)
+_AVRO_COLUMNS = [
+    ("_ddl_type", pa.int32()), ("_checksum", pa.string()), ("_checksum_corrupted", pa.bool_()),
+    ("_checksum_version", pa.int32()), ("_key_schema_id", pa.int32()), ("_value_schema_id", pa.int32()),
+]
+
+
 cdef class AvroPlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
     cdef WPlan* wplans
@@ -140,14 +147,14 @@ cdef class AvroPlan:
     cdef const char* table_name_ptr
     cdef Py_ssize_t schema_name_len
     cdef Py_ssize_t table_name_len
-    cdef VarCol c_key_map_keys   # unused placeholder (maps below)
-    cdef MapCol c_keymap
-    cdef FixCol c_ddl_type32
-    cdef VarCol c_checksum
-    cdef FixCol c_corrupted
-    cdef FixCol c_ckver
-    cdef FixCol c_key_id
-    cdef FixCol c_value_id
+    # the Avro protocol's own output columns: indexes in the core's column set (-1: not written)
+    cdef int col_keymap
+    cdef int col_ddl_type
+    cdef int col_checksum
+    cdef int col_corrupted
+    cdef int col_ckver
+    cdef int col_key_id
+    cdef int col_value_id
     cdef int started
     cdef const uint8_t** kptr
     cdef Py_ssize_t* klen
@@ -163,7 +170,12 @@ cdef class AvroPlan:
     cdef Py_ssize_t list_pcap
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg)
+        extra = [] if cfg.targets is not None else [("_key", _MAP_TYPE, 0, 8, 0)]
+        extra += [(name, typ, 0, 0, 0) for name, typ in _AVRO_COLUMNS]
+        self.core = PlanCore(cfg, extra)
+        self.col_keymap = self.core.extra_col("_key")
+        (self.col_ddl_type, self.col_checksum, self.col_corrupted, self.col_ckver, self.col_key_id,
+         self.col_value_id) = [self.core.extra_col(name) for name, typ in _AVRO_COLUMNS]
         self.extra_error = cfg.extra_columns == "error"
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
@@ -179,7 +191,6 @@ cdef class AvroPlan:
 
     def __dealloc__(self):
         cdef int i
-        self._free_avro_outputs()
         for i in range(self.nwplans):
             _free_wplan(&self.wplans[i])
         free(self.wplans)
@@ -518,24 +529,11 @@ cdef class AvroPlan:
         return -1
 
     # ------------------------------------------------------------------ outputs
-    cdef void _free_avro_outputs(self) noexcept nogil:
-        map_free(&self.c_keymap)
-        fix_free(&self.c_ddl_type32)
-        var_free(&self.c_checksum)
-        fix_free(&self.c_corrupted)
-        fix_free(&self.c_ckver)
-        fix_free(&self.c_key_id)
-        fix_free(&self.c_value_id)
-
     cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
         if self.started:
             return 0
         self.core._free_outputs()
-        self._free_avro_outputs()
-        if (self.core._init_outputs(rows, hint) < 0 or map_init(&self.c_keymap, rows, hint // 8) < 0
-                or fix_init(&self.c_ddl_type32, 4, rows) < 0 or var_init(&self.c_checksum, rows, 0) < 0
-                or fix_init(&self.c_corrupted, 0, rows) < 0 or fix_init(&self.c_ckver, 4, rows) < 0
-                or fix_init(&self.c_key_id, 4, rows) < 0 or fix_init(&self.c_value_id, 4, rows) < 0):
+        if self.core._init_outputs(rows, hint) < 0:
             no_memory("the Avro-protocol output columns")
         self.started = 1
         return 0
@@ -549,7 +547,6 @@ cdef class AvroPlan:
 
     cdef object _reset_body(self):
         self.core._free_outputs()
-        self._free_avro_outputs()
         self.started = 0
 
     def finish(self, fields):
@@ -560,29 +557,8 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _finish_body(self, fields):
-        cdef int j, w
         self._begin(16, 64)
-        by = {"_op": var_to_array(&self.core.c_op, pa.string()),
-              "_commit_ts": fix_to_array(&self.core.c_ts, pa.int64()),
-              "_ddl": var_to_array(&self.core.c_ddl, pa.string()),
-              "_ddl_type": fix_to_array(&self.c_ddl_type32, pa.int32()),
-              "_checksum": var_to_array(&self.c_checksum, pa.string()),
-              "_checksum_corrupted": fix_to_array(&self.c_corrupted, pa.bool_()),
-              "_checksum_version": fix_to_array(&self.c_ckver, pa.int32()),
-              "_key_schema_id": fix_to_array(&self.c_key_id, pa.int32()),
-              "_value_schema_id": fix_to_array(&self.c_value_id, pa.int32())}
-        if self.core.typed:
-            for target, array in zip(self._targets, self.core._target_arrays()):
-                by[target.name] = array
-            if self.core.with_old_image:
-                by["_before"] = self.core._old_image_array()
-        else:
-            by["_schema"] = var_to_array(&self.core.c_schema, pa.string())
-            by["_table"] = var_to_array(&self.core.c_table, pa.string())
-            by["after"] = _map_to_array(&self.core.c_after)
-            by["before"] = _map_to_array(&self.core.c_before)
-            by["_key"] = _map_to_array(&self.c_keymap)
-        msg = fix_to_array(&self.core.c_msg, pa.int32())
+        by, msg = self.core._finish_columns()
         self._reset_body()
         return [by[f.name] for f in fields], msg
 
@@ -597,41 +573,42 @@ cdef class AvroPlan:
         cdef int j, w
         cdef int64_t v64
         cdef int32_t m32
+        cdef ColumnSet* cs = &self.core.cols
         self._begin(1024, 1 << 16)
         op = row["_op"].encode()
-        var_push(&self.core.c_op, <const char*>op, len(op))
+        var_push(&cs.var[CS_OP], <const char*>op, len(op))
         if row.get("_commit_ts") is None:
-            fix_push_null(&self.core.c_ts)
+            fix_push_null(&cs.fix[CS_TS])
         else:
             v64 = row["_commit_ts"]
-            fix_push(&self.core.c_ts, &v64)
+            fix_push(&cs.fix[CS_TS], &v64)
         m32 = row["_msg"]
-        fix_push(&self.core.c_msg, &m32)
-        fix_push_bool(&self.core.c_hko, 0)
-        _push_py_text(&self.core.c_ddl, row.get("_ddl"))
-        _push_py_text(&self.core.c_ccl, None)
+        fix_push(&cs.fix[CS_MSG], &m32)
+        fix_push_bool(&cs.fix[CS_HKO], 0)
+        _push_py_text(&cs.var[CS_DDL], row.get("_ddl"))
+        _push_py_text(&cs.var[CS_CCL], None)
         if row.get("_ddl_type") is None:
-            fix_push_null(&self.c_ddl_type32)
+            fix_push_null(&cs.fix[self.col_ddl_type])
         else:
             m32 = row["_ddl_type"]
-            fix_push(&self.c_ddl_type32, &m32)
-        var_push_null(&self.c_checksum)
-        fix_push_null(&self.c_corrupted)
-        fix_push_null(&self.c_ckver)
-        fix_push_null(&self.c_key_id)
-        fix_push_null(&self.c_value_id)
+            fix_push(&cs.fix[self.col_ddl_type], &m32)
+        var_push_null(&cs.var[self.col_checksum])
+        fix_push_null(&cs.fix[self.col_corrupted])
+        fix_push_null(&cs.fix[self.col_ckver])
+        fix_push_null(&cs.fix[self.col_key_id])
+        fix_push_null(&cs.fix[self.col_value_id])
         if self.core.typed:
             for j in range(self.core.ntargets):
                 self.core._push_target_null(j)
             if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&self.core.c_schema, row.get("_schema"))
-            _push_py_text(&self.core.c_table, row.get("_table"))
-            map_close_row(&self.core.c_after, 0)
+            _push_py_text(&cs.var[CS_SCHEMA], row.get("_schema"))
+            _push_py_text(&cs.var[CS_TABLE], row.get("_table"))
+            colset_push_null(cs, CS_AFTER)
             # a key-less DELETE carries an empty before image (nothing else reaches here)
-            map_close_row(&self.core.c_before, row.get("before") is not None)
-            map_close_row(&self.c_keymap, 0)
+            map_close_row(cs, CS_BEFORE, row.get("before") is not None)
+            colset_push_null(cs, self.col_keymap)
 
     # ------------------------------------------------------------------ the hot loop
     cdef int _ensure_ptrs(self, Py_ssize_t n) except -1:
@@ -674,9 +651,10 @@ cdef class AvroPlan:
         return self._run_loop(start, n, msg_base)
 
     cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
-        cdef Err err
+        cdef Err* err = &self.core.err
+        cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, saved
         cdef Py_ssize_t total = 0
         if not self.started:
             # output text is at most a few times the input size: reserve it once for the batch
@@ -684,17 +662,20 @@ cdef class AvroPlan:
                 if self.vlen[i] > 0:
                     total += self.vlen[i]
             self._begin(n * 2 + 16, 2 * total + (1 << 16))
-        memset(&err, 0, sizeof(Err))
+        self.core._begin_call()
         i = start
         with nogil:
             while i < n:
                 err.msg = msg_base + i
-                rc = self._message(i, msg_base + i, &err)
+                saved = colset_rows(cs, CS_OP)      # the savepoint of this message
+                rc = self._message(i, msg_base + i, err)
                 if rc != RUN_OK:
+                    # a message the front end handles (or a failed one) leaves no partial row
+                    colset_truncate(cs, saved)
                     break
                 i += 1
         if rc < 0:
-            raise_decode_error(&err, "Avro-protocol", "value")
+            raise_decode_error(err, "Avro-protocol", "value")
         return i
 
     def run(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
@@ -1212,6 +1193,7 @@ cdef class AvroPlan:
         cdef int32_t sid
         cdef int j, k, rc
         cdef ColEntry* e
+        cdef ColumnSet cs = self.core.cols     # a copy: see SimplePlan._emit_dml
         if self.core.typed and op != OP_RESOLVED:
             if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
                     and bytes_eq(<const uint8_t*>(self.keys.data + tp.db_off), <const uint8_t*>(self.schema_name_ptr), tp.db_len)
@@ -1233,42 +1215,42 @@ cdef class AvroPlan:
                     set_column(err, e.name.p, e.name.n)
                     return fail_at(err, 0, "column is not in the target schema")
                 tp.extra_checked = 1
-        if var_push(&self.core.c_op, OP_TEXT[op], OP_LEN[op]) < 0:
+        if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0:
             return -1
         if info.has_commit_ts:
-            if fix_push(&self.core.c_ts, &info.commit_ts) < 0:
+            if fix_push(&cs.fix[CS_TS], &info.commit_ts) < 0:
                 return -1
-        elif fix_push_null(&self.core.c_ts) < 0:
+        elif fix_push_null(&cs.fix[CS_TS]) < 0:
             return -1
         m32 = <int32_t>msg
-        if fix_push(&self.core.c_msg, &m32) < 0 or fix_push_bool(&self.core.c_hko, 0) < 0:
+        if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], 0) < 0:
             return -1
-        if var_push_null(&self.core.c_ddl) < 0 or var_push_null(&self.core.c_ccl) < 0 or fix_push_null(&self.c_ddl_type32) < 0:
+        if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[CS_CCL]) < 0 or fix_push_null(&cs.fix[self.col_ddl_type]) < 0:
             return -1
         if info.has_checksum and info.checksum.n > 0:
-            if self.core._push_text(&self.c_checksum, &info.checksum, err) < 0:
+            if self.core._push_text(self.col_checksum, &info.checksum, err) < 0:
                 return -1
-        elif var_push_null(&self.c_checksum) < 0:
+        elif var_push_null(&cs.var[self.col_checksum]) < 0:
             return -1
         if info.has_checksum and info.has_corrupted:
-            if fix_push_bool(&self.c_corrupted, info.corrupted) < 0:
+            if fix_push_bool(&cs.fix[self.col_corrupted], info.corrupted) < 0:
                 return -1
-        elif fix_push_null(&self.c_corrupted) < 0:
+        elif fix_push_null(&cs.fix[self.col_corrupted]) < 0:
             return -1
         if info.has_checksum and info.has_ckver:
-            if fix_push(&self.c_ckver, &info.ckver) < 0:
+            if fix_push(&cs.fix[self.col_ckver], &info.ckver) < 0:
                 return -1
-        elif fix_push_null(&self.c_ckver) < 0:
+        elif fix_push_null(&cs.fix[self.col_ckver]) < 0:
             return -1
         if kplan >= 0:
-            if fix_push(&self.c_key_id, &self.wplans[kplan].schema_id) < 0:
+            if fix_push(&cs.fix[self.col_key_id], &self.wplans[kplan].schema_id) < 0:
                 return -1
-        elif fix_push_null(&self.c_key_id) < 0:
+        elif fix_push_null(&cs.fix[self.col_key_id]) < 0:
             return -1
         if value_id_plan >= 0:
-            if fix_push(&self.c_value_id, &self.wplans[value_id_plan].schema_id) < 0:
+            if fix_push(&cs.fix[self.col_value_id], &self.wplans[value_id_plan].schema_id) < 0:
                 return -1
-        elif fix_push_null(&self.c_value_id) < 0:
+        elif fix_push_null(&cs.fix[self.col_value_id]) < 0:
             return -1
         if self.core.typed:
             if op == OP_RESOLVED:
@@ -1279,17 +1261,17 @@ cdef class AvroPlan:
             return self._emit_old_image(before, NULL, err)
         if tp != NULL and op != OP_RESOLVED:
             if tp.db_len >= 0:
-                if var_push(&self.core.c_schema, self.keys.data + tp.db_off, tp.db_len) < 0:
+                if var_push(&cs.var[CS_SCHEMA], self.keys.data + tp.db_off, tp.db_len) < 0:
                     return -1
-            elif var_push_null(&self.core.c_schema) < 0:
+            elif var_push_null(&cs.var[CS_SCHEMA]) < 0:
                 return -1
-            if var_push(&self.core.c_table, self.keys.data + tp.tbl_off, tp.tbl_len) < 0:
+            if var_push(&cs.var[CS_TABLE], self.keys.data + tp.tbl_off, tp.tbl_len) < 0:
                 return -1
-        elif var_push_null(&self.core.c_schema) < 0 or var_push_null(&self.core.c_table) < 0:
+        elif var_push_null(&cs.var[CS_SCHEMA]) < 0 or var_push_null(&cs.var[CS_TABLE]) < 0:
             return -1
-        if self.core._emit_map(&self.core.c_after, after, err) < 0 or self.core._emit_map(&self.core.c_before, before, err) < 0:
+        if self.core._emit_map(CS_AFTER, after, err) < 0 or self.core._emit_map(CS_BEFORE, before, err) < 0:
             return -1
-        return self.core._emit_map(&self.c_keymap, &self.core.images[IMG_KEY] if self.core.images[IMG_KEY].present else NULL, err)
+        return self.core._emit_map(self.col_keymap, &self.core.images[IMG_KEY] if self.core.images[IMG_KEY].present else NULL, err)
 
 
 cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, IntVal* iv,

@@ -138,11 +138,13 @@ cdef class OpenPlan:
     cdef int32_t* dd_idx
     cdef Py_ssize_t dd_cap
     cdef uint32_t gen
-    # the open protocol's own output columns (the rest are the core's)
-    cdef FixCol c_ddl_type
-    cdef FixCol c_rid
-    cdef FixCol c_ptn
-    cdef FixCol c_bic
+    # the open protocol's own output columns: indexes in the core's column set (-1: not in
+    # this plan's output), and the output order of the whole set
+    cdef int col_ddl_type
+    cdef int col_rid
+    cdef int col_ptn
+    cdef int col_bic
+    cdef list out_order
     # tables={...} (set_routes): this plan walks the framing and parses each event key once, then
     # hands the value to the typed plan of the event's table, which parses it and writes its own
     # columns.  The sub-plans are ordinary typed plans held by this one (composition): each keeps
@@ -158,7 +160,21 @@ cdef class OpenPlan:
 
     def __cinit__(self, cfg):
         cdef Py_ssize_t k
-        self.core = PlanCore(cfg)
+        typed = cfg.targets is not None
+        extra = [] if typed else [(_C.COL_DDL_TYPE, pa.int32(), 0, 0, 0), (_C.COL_ROW_ID, pa.int64(), 0, 0, 0),
+                                  (_C.COL_PHYSICAL_TABLE_ID, pa.int64(), 0, 0, 0)]
+        extra.append((_C.COL_BEFORE_INCOMPLETE, pa.bool_(), 0, 0, 0))
+        self.core = PlanCore(cfg, extra)
+        self.col_ddl_type = self.core.extra_col(_C.COL_DDL_TYPE)
+        self.col_rid = self.core.extra_col(_C.COL_ROW_ID)
+        self.col_ptn = self.core.extra_col(_C.COL_PHYSICAL_TABLE_ID)
+        self.col_bic = self.core.extra_col(_C.COL_BEFORE_INCOMPLETE)
+        if typed:
+            self.out_order = ([CS_OP, CS_TS] + list(range(self.core.t_first, self.core.extra_first))
+                              + [CS_DDL, CS_HKO, CS_CCL, self.col_bic])
+        else:
+            self.out_order = [CS_OP, CS_TS, CS_SCHEMA, CS_TABLE, CS_DDL, CS_AFTER, CS_BEFORE, self.col_ddl_type,
+                              self.col_rid, self.col_ptn, CS_HKO, CS_CCL, self.col_bic]
         self.control_events = bool(cfg.control_events)
         self.dd_cap = 0
         self.gen = 0
@@ -171,7 +187,6 @@ cdef class OpenPlan:
         buf_free(&self.memo_hash)
         buf_free(&self.memo_tgt)
         buf_free(&self.memo_kind)
-        self._free_open_outputs()
         free(self.dd_gen)
         free(self.dd_idx)
         free(self.route_ptr)
@@ -183,24 +198,11 @@ cdef class OpenPlan:
     def invalid_utf8_replaced(self):
         return self.core.invalid_utf8_replaced
 
-    cdef void _free_open_outputs(self) noexcept nogil:
-        fix_free(&self.c_ddl_type)
-        fix_free(&self.c_rid)
-        fix_free(&self.c_ptn)
-        fix_free(&self.c_bic)
-
     cdef void _free_outputs(self) noexcept nogil:
         self.core._free_outputs()
-        self._free_open_outputs()
 
     cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
-        if self.core._init_outputs(rows, bytes_hint) < 0 or fix_init(&self.c_bic, 0, rows) < 0:
-            return -1
-        if not self.core.typed:
-            if (fix_init(&self.c_ddl_type, 4, rows) < 0 or fix_init(&self.c_rid, 8, rows) < 0
-                    or fix_init(&self.c_ptn, 8, rows) < 0):
-                return -1
-        return 0
+        return self.core._init_outputs(rows, bytes_hint)
 
     # ------------------------------------------------------------------ python entry
     def decode(self, kbuf, koff, vbuf, voff):
@@ -281,12 +283,12 @@ cdef class OpenPlan:
         cdef const int64_t[::1] vo = memoryview(voff.buffers()[1]).cast("q")[voff.offset:voff.offset + len(voff)]
         cdef Py_ssize_t n = len(koff) - 1
         cdef Py_ssize_t rows, hint
-        cdef Err err
+        cdef Err* err = &self.core.err
         cdef int rc, k
         cdef OpenPlan sub
         if len(voff) - 1 != n:
             raise DecodeError(f"{n} keys but {len(voff) - 1} values")
-        memset(&err, 0, sizeof(Err))
+        self.core._begin_call()
         self._free_outputs()
         # every event key is at least ~48 bytes with its length word: a row estimate that does
         # not undershoot batched messages (reserved but untouched pages cost nothing)
@@ -304,7 +306,7 @@ cdef class OpenPlan:
                 rc = sub._init_outputs(rows, hint)
         if rc == 0:
             with nogil:
-                rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, &err)
+                rc = self._run(&kb[0], &ko[0], &vb[0], &vo[0], n, err)
         for k in range(self.nroutes):
             # the front end reads one counter, the router's
             sub = <OpenPlan>self.route_ptr[k]
@@ -314,28 +316,13 @@ cdef class OpenPlan:
             self._free_outputs()
             for k in range(self.nroutes):
                 (<OpenPlan>self.route_ptr[k])._free_outputs()
-            raise_decode_error(&err, "open-protocol", None)
+            raise_decode_error(err, "open-protocol", None)
         return 0
 
     cdef object _finish(self):
         cdef PlanCore core = self.core
-        cols = [var_to_array(&core.c_op, pa.string()), fix_to_array(&core.c_ts, pa.int64())]
-        if core.typed:
-            cols += core._target_arrays()
-            if core.with_old_image:
-                cols.append(core._old_image_array())
-            cols += [var_to_array(&core.c_ddl, pa.string()), fix_to_array(&core.c_hko, pa.bool_()),
-                     var_to_array(&core.c_ccl, pa.string()), fix_to_array(&self.c_bic, pa.bool_())]
-        else:
-            cols += [var_to_array(&core.c_schema, pa.string()), var_to_array(&core.c_table, pa.string()),
-                     var_to_array(&core.c_ddl, pa.string()), _map_to_array(&core.c_after),
-                     _map_to_array(&core.c_before), fix_to_array(&self.c_ddl_type, pa.int32()),
-                     fix_to_array(&self.c_rid, pa.int64()), fix_to_array(&self.c_ptn, pa.int64()),
-                     fix_to_array(&core.c_hko, pa.bool_()), var_to_array(&core.c_ccl, pa.string()),
-                     fix_to_array(&self.c_bic, pa.bool_())]
-        msg = fix_to_array(&core.c_msg, pa.int32())
-        self._free_outputs()
-        return cols, msg
+        arrays = colset_finish(&core.cols, core.col_types)
+        return [arrays[k] for k in self.out_order], arrays[CS_MSG]
 
 
     # ------------------------------------------------------------------ framing walk
@@ -489,6 +476,7 @@ cdef class OpenPlan:
         cdef int32_t m32
         cdef Image* a = NULL
         cdef Image* b = NULL
+        cdef ColumnSet cs
         q.kind = J_ABSENT
         self.before_incomplete = 0
         if key.t == MSG_RESOLVED:
@@ -516,13 +504,16 @@ cdef class OpenPlan:
             if key.t != MSG_ROW and not self.control_events:
                 return 0
         hko = key.ohk and key.ccl.kind != J_STR
-        if var_push(&self.core.c_op, OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&self.core.c_ts, &key.ts) < 0:
+        # a copy: the column arrays never move during a call, and a local lets the compiler keep
+        # their addresses in registers across the appends (a store into a buffer may alias a field)
+        cs = self.core.cols
+        if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&cs.fix[CS_TS], &key.ts) < 0:
             return -2
         m32 = <int32_t>msg
-        if fix_push(&self.core.c_msg, &m32) < 0 or fix_push_bool(&self.core.c_hko, hko) < 0 \
-                or fix_push_bool(&self.c_bic, self.before_incomplete) < 0:
+        if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], hko) < 0 \
+                or fix_push_bool(&cs.fix[self.col_bic], self.before_incomplete) < 0:
             return -2
-        if self.core._push_text(&self.core.c_ddl, &q, err) < 0 or self.core._push_text(&self.core.c_ccl, &key.ccl, err) < 0:
+        if self.core._push_text(CS_DDL, &q, err) < 0 or self.core._push_text(CS_CCL, &key.ccl, err) < 0:
             return -1
         if op == OP_UPDATE and (not self.core.typed or self.core.with_old_image):
             self._old_flags_from_new(b, a)     # the old image is written: it reads as the new one
@@ -531,13 +522,13 @@ cdef class OpenPlan:
             if rc < 0 or not self.core.with_old_image:
                 return rc
             return self._emit_old_image(b, vd, err)
-        if self.core._push_text(&self.core.c_schema, &key.scm, err) < 0 or self.core._push_text(&self.core.c_table, &key.tbl, err) < 0:
+        if self.core._push_text(CS_SCHEMA, &key.scm, err) < 0 or self.core._push_text(CS_TABLE, &key.tbl, err) < 0:
             return -1
-        if self.core._emit_map(&self.core.c_after, a, err) < 0 or self.core._emit_map(&self.core.c_before, b, err) < 0:
+        if self.core._emit_map(CS_AFTER, a, err) < 0 or self.core._emit_map(CS_BEFORE, b, err) < 0:
             return -1
         m32 = <int32_t>qt
-        if (_push_opt(&self.c_ddl_type, &m32, has_qt) < 0 or _push_opt(&self.c_rid, &key.rid, key.has_rid) < 0
-                or _push_opt(&self.c_ptn, &key.ptn, key.has_ptn) < 0):
+        if (_push_opt(&cs.fix[self.col_ddl_type], &m32, has_qt) < 0 or _push_opt(&cs.fix[self.col_rid], &key.rid, key.has_rid) < 0
+                or _push_opt(&cs.fix[self.col_ptn], &key.ptn, key.has_ptn) < 0):
             return -2
         return 0
 

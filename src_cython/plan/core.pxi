@@ -1,13 +1,29 @@
 # The protocol-neutral part of a decode plan, held by every protocol's plan (composition: no
 # protocol's plan derives from another's).  It owns what does not depend on the wire format:
 # the compiled targets (writer, precision/scale, name hash table), the zone tables, the
-# column builders of the columns every protocol writes (head columns, generic after/before maps,
-# typed targets and their old image) with their reserve/finish, the row images a parser fills,
-# scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a column's
-# source value to each target writer.  Protocol parsers fill the images and call in.
+# column set of the output (arrow/columns.pxi: the columns every protocol writes, the generic
+# after/before maps, the typed targets and their old image, and the protocol's own columns as
+# more specs of the same set), the error record of the current call, the row images a parser
+# fills, scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a
+# column's source value to each target writer.  Protocol parsers fill the images and call in.
 
 cdef enum:
     BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (PlanCore.bad_zone)
+
+
+# Indexes in PlanCore.cols of the columns every protocol writes (_build_columns); the generic
+# output's CS_SCHEMA..CS_BEFORE exist only in a generic plan
+cdef enum:
+    CS_OP = 0
+    CS_TS = 1
+    CS_MSG = 2
+    CS_HKO = 3
+    CS_DDL = 4
+    CS_CCL = 5
+    CS_SCHEMA = 6
+    CS_TABLE = 7
+    CS_AFTER = 8
+    CS_BEFORE = 9
 
 
 ctypedef int (*render_fn)(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil
@@ -60,27 +76,24 @@ cdef class PlanCore:
     cdef Buf numtmp
     cdef Image images[3]         # the row images of the message being read (IMG_*)
     cdef int* present            # per target: entry index or -1
-    # output builders every protocol writes (live during one decode call)
-    cdef VarCol c_op
-    cdef FixCol c_ts
-    cdef VarCol c_schema
-    cdef VarCol c_table
-    cdef VarCol c_ddl
-    cdef MapCol c_after
-    cdef MapCol c_before
-    cdef FixCol c_hko
-    cdef VarCol c_ccl
-    cdef FixCol c_msg
+    # the output columns (live during one decode call): the columns every protocol writes at
+    # the fixed indexes CS_OP..CS_CCL (generic: also CS_SCHEMA..CS_BEFORE), typed targets at
+    # t_first.., the old-image struct at old_col, then the protocol's own (extra_first..)
+    cdef ColumnSet cols
+    cdef list col_names          # per top-level column: its output name
+    cdef list col_types          # per top-level column: its Arrow type
+    cdef int t_first
+    cdef int old_col             # the `_before` struct (typed, old_image=True), -1 none
+    cdef int extra_first
+    # the builders the target writers write: the target columns of `cols`, or while an old image
+    # is converted the `_before` struct's fields (swapped by _old_image_begin/_end, no copy)
     cdef FixCol* t_fix
     cdef VarCol* t_var
-    cdef object target_types
-    # typed output's old image (`_before`, opt-in): a struct of the targets, filled by swapping
-    # these builders in for t_fix/t_var while the old image is converted (same rules, no copy)
-    cdef int with_old_image
     cdef FixCol* o_fix
     cdef VarCol* o_var
-    cdef Bits o_valid
-    cdef object old_image_type
+    cdef int with_old_image
+    # the error record of the current call (reset at its start; raise_decode_error reads it)
+    cdef Err err
     # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
     # a second thread gets DecoderBusyError at once instead of sharing the buffers.
     cdef int busy
@@ -106,7 +119,10 @@ cdef class PlanCore:
         self.busy = 1
         return 0
 
-    def __cinit__(self, cfg):
+    def __cinit__(self, cfg, extra=()):
+        """`extra`: the protocol's own output columns, as (name, Arrow type, data bytes per row,
+        share of the batch's byte hint, empty text is null) after the columns every protocol
+        writes."""
         cdef int j
         cdef Py_ssize_t k
         self.typed = cfg.targets is not None
@@ -121,23 +137,17 @@ cdef class PlanCore:
         self.present = <int*>calloc(n, sizeof(int))
         self.tname_off = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
         self.tname_hash = <uint64_t*>calloc(n, sizeof(uint64_t))
-        self.t_fix = <FixCol*>calloc(n, sizeof(FixCol))
-        self.t_var = <VarCol*>calloc(n, sizeof(VarCol))
-        self.o_fix = <FixCol*>calloc(n, sizeof(FixCol))
-        self.o_var = <VarCol*>calloc(n, sizeof(VarCol))
         self.tslot_cap = 16
         while self.tslot_cap < 2 * n:
             self.tslot_cap *= 2
         self.tslot = <int*>malloc(self.tslot_cap * sizeof(int))
         if not (self.writers and self.converters and self.precisions and self.scales and self.present
-                and self.tname_off and self.tname_hash and self.t_fix and self.t_var and self.o_fix and self.o_var
-                and self.tslot):
+                and self.tname_off and self.tname_hash and self.tslot):
             no_memory("the target column arrays")
         for k in range(self.tslot_cap):
             self.tslot[k] = -1
-        self.target_types = [t.arrow_type for t in targets]
         self.with_old_image = self.typed and bool(getattr(cfg, "old_image", False))
-        self.old_image_type = pa.struct([pa.field(t.name, t.arrow_type) for t in targets])
+        self._build_columns(targets, extra)
         for j, t in enumerate(targets):
             self.writers[j] = t.writer
             self.converters[j] = _converter_for(t.writer)
@@ -180,10 +190,7 @@ cdef class PlanCore:
         free(self.tname_off)
         free(self.tname_hash)
         free(self.tslot)
-        free(self.t_fix)
-        free(self.t_var)
-        free(self.o_fix)
-        free(self.o_var)
+        colset_free(&self.cols)
         free(self.tz_bounds)
         free(self.tz_offsets)
         buf_free(&self.target_names)
@@ -330,95 +337,73 @@ cdef class PlanCore:
         return -1
 
     # ------------------------------------------------------------------ column set
-    cdef void _free_outputs(self) noexcept nogil:
-        cdef int j
-        var_free(&self.c_op)
-        fix_free(&self.c_ts)
-        var_free(&self.c_schema)
-        var_free(&self.c_table)
-        var_free(&self.c_ddl)
-        map_free(&self.c_after)
-        map_free(&self.c_before)
-        fix_free(&self.c_hko)
-        var_free(&self.c_ccl)
-        fix_free(&self.c_msg)
-        if self.t_fix != NULL:
-            for j in range(self.ntargets):
-                fix_free(&self.t_fix[j])
-                var_free(&self.t_var[j])
-        if self.o_fix != NULL:
-            for j in range(self.ntargets):
-                fix_free(&self.o_fix[j])
-                var_free(&self.o_var[j])
-        buf_free(&self.o_valid.b)
-        self.o_valid.n = 0
-        self.o_valid.nulls = 0
-
-    cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
-        cdef int j, w
-        if (var_init(&self.c_op, rows, rows * 6) < 0 or fix_init(&self.c_ts, 8, rows) < 0
-                or var_init(&self.c_ddl, rows, 0) < 0 or fix_init(&self.c_hko, 0, rows) < 0
-                or var_init(&self.c_ccl, rows, 0) < 0 or fix_init(&self.c_msg, 4, rows) < 0):
-            return -1
+    cdef int _build_columns(self, targets, extra) except -1:
+        """The column set from the output fields this plan writes (Arrow type -> builder)."""
+        cdef int nt = len(targets)
+        names = [_C.COL_OP, _C.COL_COMMIT_TS, "_msg", _C.COL_HANDLE_KEY_ONLY, _C.COL_DDL, _C.COL_CLAIM_CHECK]
+        top = [(pa.string(), 6, 0, 0), (pa.int64(), 0, 0, 0), (pa.int32(), 0, 0, 0),
+               (pa.bool_(), 0, 0, 0), (pa.string(), 0, 0, 0),
+               (pa.string(), 0, 0, 1)]   # an empty location is null, as the tiflow flavour omits it
+        self.old_col = -1
         if not self.typed:
-            if (var_init(&self.c_schema, rows, rows * 8) < 0 or var_init(&self.c_table, rows, rows * 8) < 0
-                    or map_init(&self.c_after, rows, bytes_hint) < 0
-                    or map_init(&self.c_before, rows, bytes_hint // 4) < 0):
-                return -1
-        else:
-            for j in range(self.ntargets):
-                w = self.writers[j]
-                if w == W_STRING or w == W_BINARY:
-                    if var_init(&self.t_var[j], rows, bytes_hint // (self.ntargets + 1)) < 0:
-                        return -1
-                elif fix_init(&self.t_fix[j], writer_width(w), rows) < 0:
-                    return -1
-                if not self.with_old_image:
-                    continue
-                if w == W_STRING or w == W_BINARY:
-                    if var_init(&self.o_var[j], rows, bytes_hint // (4 * self.ntargets + 4)) < 0:
-                        return -1
-                elif fix_init(&self.o_fix[j], writer_width(w), rows) < 0:
-                    return -1
+            names += [_C.COL_SCHEMA, _C.COL_TABLE, _C.COL_AFTER, _C.COL_BEFORE]
+            top += [(pa.string(), 8, 0, 1), (pa.string(), 8, 0, 1), (_MAP_TYPE, 0, 1, 0),
+                    (_MAP_TYPE, 0, 4, 0)]
+        self.t_first = len(top)
+        for t in targets:
+            names.append(t.name)
+            top.append((t.arrow_type, 0, nt + 1, 0))
+        if self.with_old_image:
+            self.old_col = len(top)
+            names.append(_C.COL_OLD_IMAGE)
+            top.append((pa.struct([pa.field(t.name, t.arrow_type) for t in targets]), 0, 4 * nt + 4, 0))
+        self.extra_first = len(top)
+        for name, typ, bpr, div, empty_null in extra:
+            names.append(name)
+            top.append((typ, bpr, div, empty_null))
+        colset_build(&self.cols, top)
+        self.col_names = names
+        self.col_types = [spec[0] for spec in top]
+        self.t_fix = self.cols.fix + self.t_first
+        self.t_var = self.cols.var + self.t_first
+        if self.old_col >= 0:
+            self.o_fix = self.cols.fix + self.cols.spec[self.old_col].first_child
+            self.o_var = self.cols.var + self.cols.spec[self.old_col].first_child
         return 0
 
-    cdef list _target_arrays(self):
-        """The typed target columns, in target order (their builders are handed over)."""
-        cdef int j, w
-        out = []
-        for j in range(self.ntargets):
-            w = self.writers[j]
-            if w == W_STRING or w == W_BINARY:
-                out.append(var_to_array(&self.t_var[j], self.target_types[j]))
-            else:
-                out.append(fix_to_array(&self.t_fix[j], self.target_types[j]))
-        return out
+    cdef int extra_col(self, name) except -2:
+        """Index of the protocol's own column `name` in the set, -1 if this plan has none."""
+        cdef int k
+        for k in range(self.extra_first, self.cols.ntop):
+            if self.col_names[k] == name:
+                return k
+        return -1
 
-    cdef object _old_image_array(self):
-        """The `_before` struct column: the old-image builders as children, null where a row
-        has no old image."""
-        cdef int j, w
-        cdef Py_ssize_t n = self.o_valid.n
-        cdef Py_ssize_t nulls = self.o_valid.nulls
-        children = []
-        for j in range(self.ntargets):
-            w = self.writers[j]
-            if w == W_STRING or w == W_BINARY:
-                children.append(var_to_array(&self.o_var[j], self.target_types[j]))
-            else:
-                children.append(fix_to_array(&self.o_fix[j], self.target_types[j]))
-        validity = take_validity(&self.o_valid)
-        self.o_valid.n = 0
-        self.o_valid.nulls = 0
-        return pa.Array.from_buffers(self.old_image_type, n, [validity], null_count=nulls,
-                                     children=children)
+    cdef void _free_outputs(self) noexcept nogil:
+        colset_release(&self.cols)
+
+    cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
+        return colset_reserve(&self.cols, rows, bytes_hint)
+
+    cdef tuple _finish_columns(self):
+        """(every output column by name, the `_msg` array): the builders are handed over and the
+        set is left empty.  A target named like a protocol column wins, as it always did."""
+        cdef int k
+        arrays = colset_finish(&self.cols, self.col_types)
+        order = ([k for k in range(self.t_first) if k != CS_MSG] + list(range(self.extra_first, self.cols.ntop))
+                 + list(range(self.t_first, self.extra_first)))
+        return {self.col_names[k]: arrays[k] for k in order}, arrays[CS_MSG]
+
+    cdef void _begin_call(self) noexcept:
+        """A decode call starts: a clean error record."""
+        memset(&self.err, 0, sizeof(Err))
 
     cdef int _old_image_begin(self, bint present) noexcept nogil:
         """Start a row's `_before` struct: the target writers write the old-image builders until
         _old_image_end (0, or -2 out of memory)."""
         cdef FixCol* fix = self.t_fix
         cdef VarCol* var = self.t_var
-        if bits_push(&self.o_valid, present) < 0:
+        if bits_push(&self.cols.var[self.old_col].valid, present) < 0:
             return -2
         self.t_fix = self.o_fix
         self.t_var = self.o_var
@@ -455,13 +440,14 @@ cdef class PlanCore:
 
 
     # ------------------------------------------------------------------ output
-    cdef int _push_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
-        """Push a JSON string (unescaped, UTF-8 checked) or null for absent/empty-null."""
-        return self._push_str(out, s, 0, err)
+    cdef int _push_text(self, int col, const Span* s, Err* err) noexcept nogil:
+        """Push a JSON string (unescaped, UTF-8 checked) or null for absent into column `col`
+        (its spec says whether an empty text is null too)."""
+        return self._push_str(&self.cols.var[col], s, 0, self.cols.spec[col].empty_null, err)
 
     cdef int _push_value_text(self, VarCol* out, const Span* s, Err* err) noexcept nogil:
         """_push_text for a column's value: invalid UTF-8 follows the invalid_utf8 option."""
-        return self._push_str(out, s, 1, err)
+        return self._push_str(out, s, 1, 0, err)
 
     cdef int _text_invalid(self, Buf* out, Py_ssize_t before, Py_ssize_t off, Err* err) noexcept nogil:
         """out.data[before:] is a column's text that is not UTF-8: raise (invalid_utf8="error")
@@ -492,7 +478,7 @@ cdef class PlanCore:
         self.invalid_utf8_replaced += 1
         return 0
 
-    cdef int _push_str(self, VarCol* out, const Span* s, int value, Err* err) noexcept nogil:
+    cdef int _push_str(self, VarCol* out, const Span* s, int value, int empty_null, Err* err) noexcept nogil:
         cdef Py_ssize_t before
         if s.kind != J_STR:
             if var_push_null(out) < 0:
@@ -510,29 +496,32 @@ cdef class PlanCore:
                 return fail_at(err, s.off, "invalid UTF-8 in a text value")
             if self._text_invalid(&out.data, before, s.off, err) < 0:
                 return -1
-        # an empty schema/table/location is reported as null, like the tiflow flavour omits it
-        if out.data.len == before and (out is &self.c_schema or out is &self.c_table or out is &self.c_ccl):
+        if out.data.len == before and empty_null:
             return _close(out, 0, err)
         return _close(out, 1, err)
 
-    cdef int _emit_map(self, MapCol* m, Image* img, Err* err) noexcept nogil:
+    cdef int _emit_map(self, int col, Image* img, Err* err) noexcept nogil:
+        """An image as a row of map column `col` (NULL: a null row)."""
         cdef Py_ssize_t k
         cdef ColEntry* e
         cdef const uint8_t* np
+        cdef VarCol* keys = &self.cols.var[self.cols.spec[col].first_child]
+        cdef VarCol* vals = keys + 1
         if img == NULL:
-            if map_close_row(m, 0) < 0:
+            if map_close_row(&self.cols, col, 0) < 0:
                 return _oom(err)
             return 0
         for k in range(img.n):
             e = &img.cols[k]
             np = self._name_ptr(e)
-            if var_push(&m.keys, np, e.name_len) < 0:
+            if var_push(keys, np, e.name_len) < 0:
                 return _oom(err)
-            if self._render_hooked(e, &m.vals, err) < 0:
+            if self._render_hooked(e, vals, err) < 0:
                 set_column(err, np, e.name_len)
                 return -1
-            m.count += 1
-        if map_close_row(m, 1) < 0:
+        # the entries of a failed row are never counted: truncation cuts them by the offsets
+        self.cols.count[col] += <int32_t>img.n
+        if map_close_row(&self.cols, col, 1) < 0:
             return _oom(err)
         return 0
 

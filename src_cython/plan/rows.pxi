@@ -1,5 +1,5 @@
 # The protocol-neutral row image every protocol's parser fills (ColEntry per column of an
-# image), the map column of the generic output, and the small helpers every plan shares.
+# image) and the small helpers every plan shares.
 
 cdef struct ColEntry:
     Span name
@@ -41,14 +41,6 @@ cdef int image_make_room(Image* img) noexcept nogil:
 
 
 
-cdef struct MapCol:
-    Buf offsets
-    Bits valid
-    VarCol keys
-    VarCol vals
-    int32_t count
-
-
 cdef enum:
     # Avro readers in typed mode: numbers travel raw in the span (n holds the bits, neg the
     # sign), not as text
@@ -77,33 +69,6 @@ cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     for i in range(n):
         h = (h ^ p[i]) * 1099511628211ULL
     return h
-
-
-cdef int map_init(MapCol* m, Py_ssize_t rows, Py_ssize_t hint) noexcept nogil:
-    if buf_reserve_fresh(&m.offsets, (rows + 1) * 4) < 0:
-        return -1
-    (<int32_t*>m.offsets.data)[0] = 0
-    m.offsets.len = 4
-    m.count = 0
-    if var_init(&m.keys, rows * 8, hint // 2) < 0:
-        return -1
-    return var_init(&m.vals, rows * 8, hint // 2)
-
-
-cdef void map_free(MapCol* m) noexcept nogil:
-    buf_free(&m.offsets)
-    buf_free(&m.valid.b)
-    m.valid.n = 0
-    m.valid.nulls = 0
-    var_free(&m.keys)
-    var_free(&m.vals)
-
-
-cdef inline int map_close_row(MapCol* m, bint valid) noexcept nogil:
-    if buf_append(&m.offsets, &m.count, 4) < 0:
-        return -1
-    return bits_push(&m.valid, valid)
-
 
 
 cdef int _int_to_decimal128(const IntVal* iv, int precision, int scale, uint64_t* out) noexcept nogil:
@@ -169,17 +134,6 @@ cdef inline int _push_opt(FixCol* c, const void* v, int has) noexcept nogil:
         return fix_push(c, v)
     return fix_push_null(c)
 
-
-
-cdef object _map_to_array(MapCol* m):
-    cdef Py_ssize_t n = m.valid.n
-    cdef Py_ssize_t nulls = m.valid.nulls
-    keys = var_to_array(&m.keys, pa.string())
-    vals = var_to_array(&m.vals, pa.string())
-    entries = pa.StructArray.from_arrays([keys, vals], fields=[_MAP_TYPE.key_field, _MAP_TYPE.item_field])
-    validity = take_validity(&m.valid)
-    offsets = take_buffer(&m.offsets)
-    return pa.Array.from_buffers(_MAP_TYPE, n, [validity, offsets], null_count=nulls, children=[entries])
 
 
 cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:

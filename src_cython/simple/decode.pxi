@@ -127,6 +127,15 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     buf_free(&p.names)
 
 
+# the simple protocol's own output columns (the rest are the core's: PlanCore._build_columns)
+_SIMPLE_COLUMNS = [
+    ("_ddl_type", pa.string()), ("_table_schema", pa.string()), ("_schema_version", pa.int64()),
+    ("_table_id", pa.int64()), ("_build_ts", pa.int64()), ("_checksum_version", pa.int32()),
+    ("_checksum_corrupted", pa.bool_()), ("_checksum_current", pa.int64()), ("_checksum_previous", pa.int64()),
+    ("_undecodable", pa.bool_()), ("_raw", pa.binary()),
+]
+
+
 cdef class SimplePlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
     cdef int avro
@@ -141,18 +150,18 @@ cdef class SimplePlan:
     cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
     cdef public object pending_zone
-    # extra output columns
-    cdef VarCol c_ddl_type2
-    cdef VarCol c_table_schema
-    cdef FixCol c_schema_version
-    cdef FixCol c_table_id
-    cdef FixCol c_build_ts
-    cdef FixCol c_ck_version
-    cdef FixCol c_ck_corrupted
-    cdef FixCol c_ck_current
-    cdef FixCol c_ck_previous
-    cdef FixCol c_undecodable
-    cdef VarCol c_raw
+    # the simple protocol's own output columns: indexes in the core's column set
+    cdef int col_ddl_type
+    cdef int col_table_schema
+    cdef int col_schema_version
+    cdef int col_table_id
+    cdef int col_build_ts
+    cdef int col_ck_version
+    cdef int col_ck_corrupted
+    cdef int col_ck_current
+    cdef int col_ck_previous
+    cdef int col_undecodable
+    cdef int col_raw
     cdef object fields
     cdef object _values_ref
     cdef const uint8_t** vptr
@@ -170,7 +179,10 @@ cdef class SimplePlan:
     cdef Py_ssize_t table_name_len
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg)
+        self.core = PlanCore(cfg, [(name, typ, 0, 0, 0) for name, typ in _SIMPLE_COLUMNS])
+        (self.col_ddl_type, self.col_table_schema, self.col_schema_version, self.col_table_id, self.col_build_ts,
+         self.col_ck_version, self.col_ck_corrupted, self.col_ck_current, self.col_ck_previous,
+         self.col_undecodable, self.col_raw) = [self.core.extra_col(name) for name, typ in _SIMPLE_COLUMNS]
         self.core.render_hook = _simpleplan_render
         self.core.hook_owner = <void*>self
         self.avro = cfg.encoding == "avro"
@@ -193,7 +205,6 @@ cdef class SimplePlan:
 
     def __dealloc__(self):
         cdef int i
-        self._free_simple_outputs()
         for i in range(self.nplans):
             _free_table_plan(&self.plans[i])
         free(self.plans)
@@ -459,30 +470,11 @@ cdef class SimplePlan:
         return 0
 
     # ------------------------------------------------------------------ outputs
-    cdef void _free_simple_outputs(self) noexcept nogil:
-        var_free(&self.c_ddl_type2)
-        var_free(&self.c_table_schema)
-        fix_free(&self.c_schema_version)
-        fix_free(&self.c_table_id)
-        fix_free(&self.c_build_ts)
-        fix_free(&self.c_ck_version)
-        fix_free(&self.c_ck_corrupted)
-        fix_free(&self.c_ck_current)
-        fix_free(&self.c_ck_previous)
-        fix_free(&self.c_undecodable)
-        var_free(&self.c_raw)
-
     cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
         if self.started:
             return 0
         self.core._free_outputs()
-        self._free_simple_outputs()
-        if (self.core._init_outputs(rows, hint) < 0 or var_init(&self.c_ddl_type2, rows, 0) < 0
-                or var_init(&self.c_table_schema, rows, 0) < 0 or fix_init(&self.c_schema_version, 8, rows) < 0
-                or fix_init(&self.c_table_id, 8, rows) < 0 or fix_init(&self.c_build_ts, 8, rows) < 0
-                or fix_init(&self.c_ck_version, 4, rows) < 0 or fix_init(&self.c_ck_corrupted, 0, rows) < 0
-                or fix_init(&self.c_ck_current, 8, rows) < 0 or fix_init(&self.c_ck_previous, 8, rows) < 0
-                or fix_init(&self.c_undecodable, 0, rows) < 0 or var_init(&self.c_raw, rows, 0) < 0):
+        if self.core._init_outputs(rows, hint) < 0:
             no_memory("the simple-protocol output columns")
         self.started = 1
         return 0
@@ -495,38 +487,8 @@ cdef class SimplePlan:
             self.core.busy = 0
 
     cdef object _finish_body(self, fields):
-        cdef int j, w
         self._begin(16, 64)
-        by = {}
-        by["_op"] = var_to_array(&self.core.c_op, pa.string())
-        by["_commit_ts"] = fix_to_array(&self.core.c_ts, pa.int64())
-        by["_ddl"] = var_to_array(&self.core.c_ddl, pa.string())
-        by["_handle_key_only"] = fix_to_array(&self.core.c_hko, pa.bool_())
-        by["_claim_check_location"] = var_to_array(&self.core.c_ccl, pa.string())
-        by["_ddl_type"] = var_to_array(&self.c_ddl_type2, pa.string())
-        by["_table_schema"] = var_to_array(&self.c_table_schema, pa.string())
-        by["_schema_version"] = fix_to_array(&self.c_schema_version, pa.int64())
-        by["_table_id"] = fix_to_array(&self.c_table_id, pa.int64())
-        by["_build_ts"] = fix_to_array(&self.c_build_ts, pa.int64())
-        by["_checksum_version"] = fix_to_array(&self.c_ck_version, pa.int32())
-        by["_checksum_corrupted"] = fix_to_array(&self.c_ck_corrupted, pa.bool_())
-        by["_checksum_current"] = fix_to_array(&self.c_ck_current, pa.int64())
-        by["_checksum_previous"] = fix_to_array(&self.c_ck_previous, pa.int64())
-        by["_undecodable"] = fix_to_array(&self.c_undecodable, pa.bool_())
-        by["_raw"] = var_to_array(&self.c_raw, pa.binary())
-        if self.core.typed:
-            for name, array in zip(self.target_names_py, self.core._target_arrays()):
-                by[name] = array
-            if self.core.with_old_image:
-                by["_before"] = self.core._old_image_array()
-        else:
-            by["_schema"] = var_to_array(&self.core.c_schema, pa.string())
-            by["_table"] = var_to_array(&self.core.c_table, pa.string())
-            by["after"] = _map_to_array(&self.core.c_after)
-            by["before"] = _map_to_array(&self.core.c_before)
-        msg = fix_to_array(&self.core.c_msg, pa.int32())
-        self.core._free_outputs()
-        self._free_simple_outputs()
+        by, msg = self.core._finish_columns()
         self.started = 0
         self._values_ref = None
         return [by[f.name] for f in fields], msg
@@ -541,7 +503,6 @@ cdef class SimplePlan:
     cdef object _reset_body(self):
         """Drop the rows of a batch that failed."""
         self.core._free_outputs()
-        self._free_simple_outputs()
         self.started = 0
         self._values_ref = None
 
@@ -558,44 +519,45 @@ cdef class SimplePlan:
 
     cdef object _append_control_body(self, row):
         """One control / undecodable row (Python values; rare)."""
-        cdef int j, w
+        cdef int j
         cdef int64_t v64
         cdef int32_t m32
+        cdef ColumnSet* cs = &self.core.cols
         self._begin(1024, 1 << 16)
         op = row["_op"].encode()
-        var_push(&self.core.c_op, <const char*>op, len(op))
+        var_push(&cs.var[CS_OP], <const char*>op, len(op))
         v64 = row["_commit_ts"]
-        fix_push(&self.core.c_ts, &v64)
+        fix_push(&cs.fix[CS_TS], &v64)
         m32 = row["_msg"]
-        fix_push(&self.core.c_msg, &m32)
-        fix_push_bool(&self.core.c_hko, 0)
-        _push_py_text(&self.core.c_ddl, row.get("_ddl"))
-        _push_py_text(&self.core.c_ccl, None)
-        _push_py_text(&self.c_ddl_type2, row.get("_ddl_type"))
-        _push_py_text(&self.c_table_schema, row.get("_table_schema"))
-        _push_py_int(&self.c_schema_version, row.get("_schema_version"), 8)
-        _push_py_int(&self.c_table_id, row.get("_table_id"), 8)
-        _push_py_int(&self.c_build_ts, row.get("_build_ts"), 8)
-        fix_push_null(&self.c_ck_version)
-        fix_push_null(&self.c_ck_corrupted)
-        fix_push_null(&self.c_ck_current)
-        fix_push_null(&self.c_ck_previous)
-        fix_push_bool(&self.c_undecodable, bool(row.get("_undecodable")))
+        fix_push(&cs.fix[CS_MSG], &m32)
+        fix_push_bool(&cs.fix[CS_HKO], 0)
+        _push_py_text(&cs.var[CS_DDL], row.get("_ddl"))
+        _push_py_text(&cs.var[CS_CCL], None)
+        _push_py_text(&cs.var[self.col_ddl_type], row.get("_ddl_type"))
+        _push_py_text(&cs.var[self.col_table_schema], row.get("_table_schema"))
+        _push_py_int(&cs.fix[self.col_schema_version], row.get("_schema_version"), 8)
+        _push_py_int(&cs.fix[self.col_table_id], row.get("_table_id"), 8)
+        _push_py_int(&cs.fix[self.col_build_ts], row.get("_build_ts"), 8)
+        fix_push_null(&cs.fix[self.col_ck_version])
+        fix_push_null(&cs.fix[self.col_ck_corrupted])
+        fix_push_null(&cs.fix[self.col_ck_current])
+        fix_push_null(&cs.fix[self.col_ck_previous])
+        fix_push_bool(&cs.fix[self.col_undecodable], bool(row.get("_undecodable")))
         raw = row.get("_raw")
         if raw is None:
-            var_push_null(&self.c_raw)
+            var_push_null(&cs.var[self.col_raw])
         else:
-            var_push(&self.c_raw, <const char*>raw, len(raw))
+            var_push(&cs.var[self.col_raw], <const char*>raw, len(raw))
         if self.core.typed:
             for j in range(self.core.ntargets):
                 self.core._push_target_null(j)
             if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&self.core.c_schema, row.get("_schema"))
-            _push_py_text(&self.core.c_table, row.get("_table"))
-            map_close_row(&self.core.c_after, 0)
-            map_close_row(&self.core.c_before, 0)
+            _push_py_text(&cs.var[CS_SCHEMA], row.get("_schema"))
+            _push_py_text(&cs.var[CS_TABLE], row.get("_table"))
+            colset_push_null(cs, CS_AFTER)
+            colset_push_null(cs, CS_BEFORE)
 
     # ------------------------------------------------------------------ the hot loop
     def run(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
@@ -609,8 +571,9 @@ cdef class SimplePlan:
         """Decode values[start:] while they are DML with registered schemas; return the index of
         the first message left to the caller.  ``values`` is a list of bytes or a large_binary
         Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
-        cdef Py_ssize_t n = len(values), i, k, total
-        cdef Err err
+        cdef Py_ssize_t n = len(values), i, k, total, saved
+        cdef Err* err = &self.core.err
+        cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
         cdef object v
         if values is not self._values_ref:
@@ -640,18 +603,21 @@ cdef class SimplePlan:
                 total += self.vlen[k]
             self._begin(n * 2 + 16, total + (1 << 16))
         self.pending_zone = None
-        memset(&err, 0, sizeof(Err))
+        self.core._begin_call()
         i = start
         with nogil:
             while i < n:
                 err.msg = msg_base + i
-                rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, &err)
+                saved = colset_rows(cs, CS_OP)      # the savepoint of this message
+                rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, err)
                 if rc != RUN_OK:
+                    # a message the front end handles (or a failed one) leaves no partial row
+                    colset_truncate(cs, saved)
                     break
                 i += 1
         if rc < 0:
             self._values_ref = None
-            raise_decode_error(&err, "simple-protocol", "value")
+            raise_decode_error(err, "simple-protocol", "value")
         if rc == RUN_STOP and err.has_column == 2:
             self.pending_zone = err.column[:err.column_len].decode("utf-8", "replace")
         return i
@@ -1323,6 +1289,9 @@ cdef class SimplePlan:
         cdef int32_t ck32
         cdef int rc
         cdef TablePlan* p = &self.plans[d.plan]
+        # a copy: the column arrays never move during a call, and a local lets the compiler keep
+        # their addresses in registers across the appends (a store into a buffer may alias a field)
+        cdef ColumnSet cs = self.core.cols
         self.cur_plan = d.plan
         if d.op == OP_INSERT:
             if not d.has_data:
@@ -1350,38 +1319,38 @@ cdef class SimplePlan:
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(self.schema_name_ptr), p.db_len)
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(self.table_name_ptr), p.tbl_len)):
                 return RUN_OK
-        if var_push(&self.core.c_op, OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&self.core.c_ts, &d.commit_ts) < 0:
+        if var_push(&cs.var[CS_OP], OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&cs.fix[CS_TS], &d.commit_ts) < 0:
             return -1
         m32 = <int32_t>msg
-        if fix_push(&self.core.c_msg, &m32) < 0 or fix_push_bool(&self.core.c_hko, d.hko and d.ccl.kind != J_STR) < 0:
+        if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], d.hko and d.ccl.kind != J_STR) < 0:
             return -1
-        if var_push_null(&self.core.c_ddl) < 0 or var_push_null(&self.c_ddl_type2) < 0 \
-                or var_push_null(&self.c_table_schema) < 0 or var_push_null(&self.c_raw) < 0:
+        if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[self.col_ddl_type]) < 0 \
+                or var_push_null(&cs.var[self.col_table_schema]) < 0 or var_push_null(&cs.var[self.col_raw]) < 0:
             return -1
-        if self.core._push_text(&self.core.c_ccl, &d.ccl, err) < 0:
+        if self.core._push_text(CS_CCL, &d.ccl, err) < 0:
             return -1
-        if fix_push(&self.c_schema_version, &d.schema_version) < 0 \
-                or _push_opt(&self.c_table_id, &d.table_id, d.has_table_id) < 0 \
-                or _push_opt(&self.c_build_ts, &d.build_ts, d.has_build_ts) < 0 \
-                or fix_push_bool(&self.c_undecodable, 0) < 0:
+        if fix_push(&cs.fix[self.col_schema_version], &d.schema_version) < 0 \
+                or _push_opt(&cs.fix[self.col_table_id], &d.table_id, d.has_table_id) < 0 \
+                or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, d.has_build_ts) < 0 \
+                or fix_push_bool(&cs.fix[self.col_undecodable], 0) < 0:
             return -1
         if d.has_ck:
             ck32 = <int32_t>d.ck_version
-            if fix_push(&self.c_ck_version, &ck32) < 0 or fix_push_bool(&self.c_ck_corrupted, d.ck_corrupted) < 0 \
-                    or fix_push(&self.c_ck_current, &d.ck_current) < 0 or fix_push(&self.c_ck_previous, &d.ck_previous) < 0:
+            if fix_push(&cs.fix[self.col_ck_version], &ck32) < 0 or fix_push_bool(&cs.fix[self.col_ck_corrupted], d.ck_corrupted) < 0 \
+                    or fix_push(&cs.fix[self.col_ck_current], &d.ck_current) < 0 or fix_push(&cs.fix[self.col_ck_previous], &d.ck_previous) < 0:
                 return -1
-        elif fix_push_null(&self.c_ck_version) < 0 or fix_push_null(&self.c_ck_corrupted) < 0 \
-                or fix_push_null(&self.c_ck_current) < 0 or fix_push_null(&self.c_ck_previous) < 0:
+        elif fix_push_null(&cs.fix[self.col_ck_version]) < 0 or fix_push_null(&cs.fix[self.col_ck_corrupted]) < 0 \
+                or fix_push_null(&cs.fix[self.col_ck_current]) < 0 or fix_push_null(&cs.fix[self.col_ck_previous]) < 0:
             return -1
         if self.core.typed:
             rc = self._emit_typed(a if a != NULL else b, NULL, err)
             if rc < 0 or not self.core.with_old_image:
                 return rc
             return self._emit_old_image(b, NULL, err)
-        if var_push(&self.core.c_schema, self.keys.data + p.db_off, p.db_len) < 0 \
-                or var_push(&self.core.c_table, self.keys.data + p.tbl_off, p.tbl_len) < 0:
+        if var_push(&cs.var[CS_SCHEMA], self.keys.data + p.db_off, p.db_len) < 0 \
+                or var_push(&cs.var[CS_TABLE], self.keys.data + p.tbl_off, p.tbl_len) < 0:
             return -1
-        if self.core._emit_map(&self.core.c_after, a, err) < 0 or self.core._emit_map(&self.core.c_before, b, err) < 0:
+        if self.core._emit_map(CS_AFTER, a, err) < 0 or self.core._emit_map(CS_BEFORE, b, err) < 0:
             return -1
         return 0
 
