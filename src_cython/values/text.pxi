@@ -76,10 +76,11 @@ cdef inline uint64_t _utf8_run(const uint8_t* p, const uint8_t* e, uint64_t st) 
     return st
 
 
-cdef int _utf8_two_lanes(const uint8_t* p, const uint8_t* e) noexcept nogil:
-    """Long non-ASCII text split at a character boundary near its middle and run as two
-    interleaved DFAs: each step waits on the previous state, so one lane leaves the core idle
-    half the time.  Either half failing, or the first ending inside a character, fails it all."""
+cdef uint64_t _utf8_two_lanes(const uint8_t* p, const uint8_t* e) noexcept nogil:
+    """Non-ASCII text split at a character boundary near its middle and run as two interleaved
+    DFAs: each step waits on the previous state, so one lane leaves the core idle half the time.
+    The state after e (the second lane's), or U8_REJECT when the first half fails or ends inside
+    a character."""
     cdef const uint8_t* mid = p + (e - p) // 2
     cdef const uint8_t* q
     cdef const uint8_t* r
@@ -89,7 +90,7 @@ cdef int _utf8_two_lanes(const uint8_t* p, const uint8_t* e) noexcept nogil:
         mid -= 1
         k += 1
     if (mid[0] & 0xC0) == 0x80:
-        return 0                                  # four continuation bytes in a row
+        return U8_REJECT                          # four continuation bytes in a row
     q = p
     r = mid
     while q < mid and r < e:
@@ -99,7 +100,7 @@ cdef int _utf8_two_lanes(const uint8_t* p, const uint8_t* e) noexcept nogil:
         r += 1
     s1 = _utf8_run(q, mid, s1)
     s2 = _utf8_run(r, e, s2)
-    return s1 == U8_ACCEPT and s2 == U8_ACCEPT
+    return s2 if s1 == U8_ACCEPT else U8_REJECT
 
 
 cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -116,7 +117,14 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
             while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
                 p += 8
             if e - p >= 32:
-                return _utf8_two_lanes(p, e)
+                # up to 256 bytes in two lanes, then back to skipping ASCII (a long message that
+                # is mostly ASCII must not be walked byte by byte after its first accent)
+                stop = p + 256 if e - p > 256 else e
+                st = _utf8_two_lanes(p, stop)
+                p = stop
+                if st == U8_REJECT:
+                    return 0
+                continue
         stop = p + 16 if e - p > 16 else e
         while p < stop:
             st = (UTF8_ROW[p[0]] >> st) & 63
