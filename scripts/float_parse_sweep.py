@@ -2,7 +2,7 @@
 
     python scripts/float_parse_sweep.py [--million 1] [--seed 1]
 
-Families: random float64 bit patterns written as repr, %.17g, %.16g and %.19e; random mantissas
+Families: the tests' float64 sample (random bit patterns, full-precision values, edges) written as repr, %.17g, %.16g and %.19e; random mantissas
 of 1-19 digits at exponents -350..320 (both signs); exact halfway points between neighbouring
 doubles.  The test (tests/test_float_parse.py) runs a sample of the same families in seconds."""
 from __future__ import annotations
@@ -15,21 +15,17 @@ import sys
 import time
 from decimal import Decimal, getcontext
 
-import ticdc_fast._core as core
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from float_sample import float64_sample  # noqa: E402
 
-def _doubles(rnd, n):
-    out = []
-    while len(out) < n:
-        x = struct.unpack("<d", struct.pack("<Q", rnd.getrandbits(64)))[0]
-        if math.isfinite(x):
-            out.append(x)
-    return out
+import ticdc_fast._core as core  # noqa: E402
 
 
 def texts(rnd, n):
     out = []
-    for x in _doubles(rnd, n // 8):
+    for x in float64_sample(rnd, n // 12):
         out += [repr(x).encode(), b"%.17g" % x, b"%.16g" % x, b"%.19e" % x]
     for _ in range(n // 5):
         nd = rnd.randint(1, 19)
@@ -37,7 +33,7 @@ def texts(rnd, n):
         e = rnd.randint(-350, 320)
         out += [b"%de%d" % (m, e), b"-%de%d" % (m, e)]
     getcontext().prec = 800
-    for x in _doubles(rnd, n // 20):
+    for x in float64_sample(rnd, n // 30):
         x = abs(x)
         y = math.nextafter(x, math.inf)
         if x and math.isfinite(y):
