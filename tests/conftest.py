@@ -118,6 +118,15 @@ def _no_swallowed_exceptions(capfd):
 
 
 # --------------------------------------------------------------------------- message helpers
+def is_utf8(b: bytes) -> bool:
+    """Python's own strict UTF-8 verdict (what both implementations must agree with)."""
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def u64(n: int) -> bytes:
     """8-byte big-endian unsigned integer (the open-protocol length/version word)."""
     return int(n).to_bytes(8, "big")

@@ -19,7 +19,7 @@ from ticdc_fast.testing import (AvroColumn, AvroEncoder, SimpleBootstrap, Simple
                                 SimpleEncoder, SimpleTable, make_tso)
 from ticdc_fast.testing.open_encoder import Col, OpenEncoder, RowChange
 
-from conftest import frame, row_event
+from conftest import frame, is_utf8, row_event
 
 T0 = 1_714_521_600_000
 
@@ -51,20 +51,12 @@ def _samples(n=240, seed=12):
 SAMPLES = _samples()
 
 
-def _valid(b: bytes) -> bool:
-    try:
-        b.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
-
-
 def _replaced(b: bytes) -> str:
     return b.decode("utf-8", errors="replace")
 
 
 def test_samples_cover_valid_and_invalid():
-    assert 20 < sum(map(_valid, SAMPLES)) < len(SAMPLES) - 100
+    assert 20 < sum(map(is_utf8, SAMPLES)) < len(SAMPLES) - 100
 
 
 # =========================================================================== the protocols
@@ -160,10 +152,10 @@ def test_generic_replaces_like_python_and_counts(protocol, impl):
         after = dict(r["after"])
         for c in cols:
             assert after[c] == _replaced(_sent(c, i)), (name, c, _sent(c, i))
-            expected_count += not _valid(_sent(c, i))
+            expected_count += not is_utf8(_sent(c, i))
         if name == "avro":   # the key record: one more text value
             assert dict(r["_key"]) == {"k": _replaced(_sent("k", i))}
-            expected_count += not _valid(_sent("k", i))
+            expected_count += not is_utf8(_sent("k", i))
     assert expected_count > 100
     assert dec.invalid_utf8_replaced == expected_count
     # cumulative over the decoder's life
@@ -183,7 +175,7 @@ def test_typed_string_replaces_and_binary_keeps_the_bytes(protocol, impl):
         for c in cols:
             assert t[c] == _replaced(_sent(c, i)), (name, c, _sent(c, i))
             assert b[c] == _sent(c, i), (name, c)
-    assert as_text.invalid_utf8_replaced == sum(not _valid(_sent(c, i)) for i in range(len(SAMPLES)) for c in cols)
+    assert as_text.invalid_utf8_replaced == sum(not is_utf8(_sent(c, i)) for i in range(len(SAMPLES)) for c in cols)
     assert as_bytes.invalid_utf8_replaced == 0
 
 
@@ -191,7 +183,7 @@ def test_typed_string_replaces_and_binary_keeps_the_bytes(protocol, impl):
 @pytest.mark.parametrize("typed", [False, True], ids=["generic", "typed"])
 def test_error_option_names_message_and_column(protocol, typed, impl):
     name, (keys, values, cols, decoder) = protocol
-    first_bad = next(i for i, s in enumerate(SAMPLES) if not _valid(s))
+    first_bad = next(i for i, s in enumerate(SAMPLES) if not is_utf8(s))
     skip = 1 if name == "simple-avro" else 0      # the BOOTSTRAP comes first
     kw = {"table": "db.t", "schema": pa.schema([(c, pa.string()) for c in cols])} if typed else {}
     dec = decoder(impl, invalid_utf8="error", **kw)
@@ -212,7 +204,7 @@ def test_error_option_names_message_and_column(protocol, typed, impl):
 
 def test_a_failed_decode_adds_nothing(impl):
     keys, values, cols, decoder = _open("ticdc")
-    first_bad = next(i for i, s in enumerate(SAMPLES) if not _valid(s))
+    first_bad = next(i for i, s in enumerate(SAMPLES) if not is_utf8(s))
     dec = decoder(impl)
     with pytest.raises(ticdc_fast.DecodeError):
         dec.decode(keys[:first_bad + 1] + [b"\x00"], values[:first_bad + 1] + [b""])

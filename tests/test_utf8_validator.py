@@ -9,6 +9,7 @@ import itertools
 import random
 
 import pytest
+from conftest import is_utf8
 
 pytestmark = pytest.mark.cython
 
@@ -18,19 +19,11 @@ def valid():
     return importlib.import_module("ticdc_fast._core")._utf8_valid
 
 
-def _python(b: bytes) -> bool:
-    try:
-        b.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
-
-
 def test_every_short_sequence_agrees_with_python(valid):
     for n in (0, 1, 2):
         for seq in itertools.product(range(256), repeat=n):
             b = bytes(seq)
-            assert valid(b) == _python(b), b
+            assert valid(b) == is_utf8(b), b
 
 
 def test_every_three_byte_lead_sequence_agrees_with_python(valid):
@@ -38,7 +31,7 @@ def test_every_three_byte_lead_sequence_agrees_with_python(valid):
         for b1 in range(256):
             for b2 in (0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF):
                 b = bytes((lead, b1, b2))
-                assert valid(b) == _python(b), b
+                assert valid(b) == is_utf8(b), b
 
 
 def test_every_four_byte_lead_agrees_with_python(valid):
@@ -46,8 +39,8 @@ def test_every_four_byte_lead_agrees_with_python(valid):
     for lead in range(0xF0, 0x100):
         for b1, b2, b3 in itertools.product(edges, repeat=3):
             b = bytes((lead, b1, b2, b3))
-            assert valid(b) == _python(b), b
-            assert valid(b"abc" + b) == _python(b), b       # and not at the start
+            assert valid(b) == is_utf8(b), b
+            assert valid(b"abc" + b) == is_utf8(b), b       # and not at the start
 
 
 @pytest.mark.parametrize("longest", [60, 200])     # 200: past 32 bytes, the two-lane split
@@ -56,15 +49,15 @@ def test_random_mixed_text_and_every_broken_byte(valid, longest):
     alphabet = ["a", "Z", " ", "é", "ß", "日", "本", "語", "😀", "🎉", "\u07ff", "\uffff", "\U0010ffff"]
     for _ in range(300 if longest == 60 else 60):
         text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, longest))).encode()
-        assert valid(text) and _python(text)
+        assert valid(text) and is_utf8(text)
         for pos in range(len(text)):
             broken = bytearray(text)
             broken[pos] = rnd.choice((0x80, 0xBF, 0xC0, 0xED, 0xF5, 0xFF, rnd.randrange(256)))
             broken = bytes(broken)
-            assert valid(broken) == _python(broken), broken
+            assert valid(broken) == is_utf8(broken), broken
         if text:
-            assert valid(text[:-1]) == _python(text[:-1])              # a sequence cut short
+            assert valid(text[:-1]) == is_utf8(text[:-1])              # a sequence cut short
             for cut in range(1, 4):                                     # a character cut at the middle
                 mid = len(text) // 2
                 spliced = text[:mid] + text[mid + cut:]
-                assert valid(spliced) == _python(spliced), spliced
+                assert valid(spliced) == is_utf8(spliced), spliced
