@@ -1223,9 +1223,10 @@ cdef class SimplePlan:
                     else:
                         iv.mag = <uint64_t>lv
                     tj = p.col_target[j] if self.core.typed else -1
-                    if tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64 \
+                    if (not self.core.typed or (tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64)) \
                             and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM):
-                        e.v.kind = J_RAWINT     # straight into the integer target, no text
+                        # straight into the integer target, or rendered once as generic text
+                        e.v.kind = J_RAWINT
                         e.v.neg = iv.neg
                         e.v.n = <Py_ssize_t>iv.mag
                         e.v.p = NULL
@@ -1249,7 +1250,8 @@ cdef class SimplePlan:
                         set_column(err, e.name.p, e.name.n)
                         return fail_at(err, e.v.off, "NaN or infinite float")
                     tj = p.col_target[j] if self.core.typed else -1
-                    if tj >= 0 and (self.core.writers[tj] == W_FLOAT64 or self.core.writers[tj] == W_FLOAT32) \
+                    if (not self.core.typed or (tj >= 0 and (self.core.writers[tj] == W_FLOAT64
+                                                             or self.core.writers[tj] == W_FLOAT32))) \
                             and ((e.t == T_DOUBLE and idx == 3) or (e.t == T_FLOAT and idx == 2)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
@@ -1371,6 +1373,14 @@ cdef class SimplePlan:
             return _close(out, 0, err)
         if e.zone >= 0:
             return self._utc_text(e, out, err)
+        if s.kind == J_RAWINT:
+            return self.core._render_raw(e, out, err)
+        if s.kind == J_RAWF64:       # the simple protocol writes floats plain, never with an exponent
+            memcpy(&x, &s.n, 8)
+            n = _plain_float(x, 32 if kind == K_FLOAT32 else 64, txt)
+            if buf_append(&out.data, txt, n) < 0:
+                return -1
+            return _close(out, 1, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string value")
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
