@@ -117,12 +117,21 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
             while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
                 p += 8
             if e - p >= 32:
-                # up to 256 bytes in two lanes, then back to skipping ASCII (a long message that
-                # is mostly ASCII must not be walked byte by byte after its first accent)
-                stop = p + 256 if e - p > 256 else e
-                st = _utf8_two_lanes(p, stop)
+                # The DFA walks only this non-ASCII stretch: it ends at the next 8 bytes that are
+                # all ASCII (a JSON message with a few accented values is mostly structure, which
+                # must not be walked byte by byte).  A character cut at that point leaves a
+                # non-accepting state, which is an error here as it would be at the ASCII byte.
+                stop = p + 8
+                while e - stop >= 8 and (_load8(stop) & 0x8080808080808080ULL) != 0:
+                    stop += 8
+                if e - stop < 8:
+                    stop = e
+                if stop - p >= 64:
+                    st = _utf8_two_lanes(p, stop)
+                else:
+                    st = _utf8_run(p, stop, U8_ACCEPT)
                 p = stop
-                if st == U8_REJECT:
+                if st != U8_ACCEPT:
                     return 0
                 continue
         stop = p + 16 if e - p > 16 else e
