@@ -122,6 +122,7 @@ _AVRO_COLUMNS = [
 ]
 
 
+@cython.final
 cdef class AvroPlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
     cdef WPlan* wplans

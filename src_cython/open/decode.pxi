@@ -116,6 +116,7 @@ EVENT_KEY_TEXT[7] = b"ohk"
 EVENT_KEY_LEN[7] = 3
 
 
+@cython.final
 cdef class OpenPlan:
     """Compiled once per decoder (table, target schema, time zone); decodes batches.  The
     protocol-neutral part (targets, builders, images, converters) is `core`; this class reads

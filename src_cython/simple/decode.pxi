@@ -136,6 +136,7 @@ _SIMPLE_COLUMNS = [
 ]
 
 
+@cython.final
 cdef class SimplePlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
     cdef int avro
