@@ -8,6 +8,25 @@ cdef struct Cur:
     const uint8_t* end
 
 
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define TF_FROM_LE64(v) __builtin_bswap64(v)
+    #else
+    #define TF_FROM_LE64(v) (v)
+    #endif
+    """
+    uint64_t TF_FROM_LE64(uint64_t v) nogil
+
+
+cdef inline uint64_t load_le64(const uint8_t* p) noexcept nogil:
+    """8 bytes as a little-endian word (byte i in bits 8i..8i+7): the word-at-a-time readers
+    find the first flagged byte with a count of trailing zeros, whatever the machine's order."""
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return TF_FROM_LE64(v)
+
+
 cdef enum:
     PART_NONE = 0
     PART_KEY = 1

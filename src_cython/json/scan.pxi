@@ -111,12 +111,6 @@ cdef extern from *:
     unsigned int tf_special16_text(const uint8_t* p) nogil
 
 
-cdef inline uint64_t _word8(const uint8_t* p) noexcept nogil:
-    cdef uint64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
 cdef inline uint64_t _special8(uint64_t w) noexcept nogil:
     """Non-zero if one of the 8 bytes may be a quote, a backslash, < 0x20 or >= 0x80."""
     cdef uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL
@@ -164,7 +158,7 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
                     p += 16
             if not found:
                 while e - p >= 8:
-                    m = _special8(_word8(p))
+                    m = _special8(load_le64(p))
                     if m:
                         p += __builtin_ctzll(m) >> 3   # the lowest flagged byte is exact
                         break
@@ -183,7 +177,7 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
                     p += 16
             if not found:
                 while e - p >= 8:
-                    m = _special8_text(_word8(p))
+                    m = _special8_text(load_le64(p))
                     if m:
                         p += __builtin_ctzll(m) >> 3
                         break
@@ -313,7 +307,7 @@ cdef inline const uint8_t* _skip_digits(const uint8_t* p, const uint8_t* e) noex
     """Past a run of ASCII digits: 8 at a time (full-precision doubles carry 16-17 of them)."""
     cdef uint64_t w
     while e - p >= 8:
-        w = _word8(p)
+        w = load_le64(p)
         # every byte 0x30..0x39: high nibble 3, and adding 6 does not carry out of the low nibble
         if (w & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL or \
                 ((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL:

@@ -1,11 +1,5 @@
 # Bytes-level value codecs: UTF-8 validation, Go strconv.Unquote, standard base64.
 
-cdef inline uint64_t _load8(const uint8_t* p) noexcept nogil:
-    cdef uint64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
 # Strict UTF-8 as a shift-based DFA: each state is a bit offset (a multiple of 6) and
 # UTF8_ROW[byte] holds, at every state's offset, the offset of the state that byte leads to.
 # One load whose address does not depend on the state and one shift per byte: no branch to
@@ -111,10 +105,10 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     while p < e:
         if st == U8_ACCEPT:
             # 8 ASCII bytes at a time between characters
-            while e - p >= 32 and ((_load8(p) | _load8(p + 8) | _load8(p + 16) | _load8(p + 24))
+            while e - p >= 32 and ((load_le64(p) | load_le64(p + 8) | load_le64(p + 16) | load_le64(p + 24))
                                    & 0x8080808080808080ULL) == 0:
                 p += 32
-            while e - p >= 8 and (_load8(p) & 0x8080808080808080ULL) == 0:
+            while e - p >= 8 and (load_le64(p) & 0x8080808080808080ULL) == 0:
                 p += 8
             if e - p >= 32:
                 # The DFA walks only this non-ASCII stretch: it ends at the next 8 bytes that are
@@ -122,7 +116,7 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
                 # must not be walked byte by byte).  A character cut at that point leaves a
                 # non-accepting state, which is an error here as it would be at the ASCII byte.
                 stop = p + 8
-                while e - stop >= 8 and (_load8(stop) & 0x8080808080808080ULL) != 0:
+                while e - stop >= 8 and (load_le64(stop) & 0x8080808080808080ULL) != 0:
                     stop += 8
                 if e - stop < 8:
                     stop = e
@@ -237,7 +231,7 @@ cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) 
     o = out.data + out.len
     while p < e:
         # runs of bytes that are not '\\', '"' or newline, 8 at a time
-        while e - p >= 8 and not _go_special8(_load8(p)):
+        while e - p >= 8 and not _go_special8(load_le64(p)):
             memcpy(o, p, 8)
             o += 8
             p += 8
