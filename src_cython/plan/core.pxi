@@ -9,6 +9,7 @@
 
 cdef enum:
     BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (PlanCore.bad_zone)
+    KIND_SLOTS = 16          # converters per target: type kinds 0 (unknown code) .. K_ENUM
 
 
 # Indexes in PlanCore.cols of the columns every protocol writes (_build_columns); the generic
@@ -36,7 +37,7 @@ cdef class PlanCore:
     cdef int typed
     cdef int ntargets
     cdef int* writers
-    cdef convert_fn* converters  # per target: the converter of its writer (_converter_for)
+    cdef convert_fn* converters  # [target * KIND_SLOTS + column kind]: its converter (_pick_converter)
     cdef int* precisions
     cdef int* scales
     cdef Buf target_names        # concatenated target names
@@ -123,7 +124,7 @@ cdef class PlanCore:
         """`extra`: the protocol's own output columns, as (name, Arrow type, data bytes per row,
         share of the batch's byte hint, empty text is null) after the columns every protocol
         writes."""
-        cdef int j
+        cdef int j, kind
         cdef Py_ssize_t k
         self.typed = cfg.targets is not None
         self.utf8_strict = getattr(cfg, "invalid_utf8", "replace") == "error"
@@ -131,7 +132,7 @@ cdef class PlanCore:
         self.ntargets = len(targets)
         n = max(self.ntargets, 1)
         self.writers = <int*>calloc(n, sizeof(int))
-        self.converters = <convert_fn*>calloc(n, sizeof(convert_fn))
+        self.converters = <convert_fn*>calloc(n * KIND_SLOTS, sizeof(convert_fn))
         self.precisions = <int*>calloc(n, sizeof(int))
         self.scales = <int*>calloc(n, sizeof(int))
         self.present = <int*>calloc(n, sizeof(int))
@@ -150,7 +151,8 @@ cdef class PlanCore:
         self._build_columns(targets, extra)
         for j, t in enumerate(targets):
             self.writers[j] = t.writer
-            self.converters[j] = _converter_for(t.writer)
+            for kind in range(KIND_SLOTS):
+                self.converters[j * KIND_SLOTS + kind] = _pick_converter(t.writer, kind)
             self.precisions[j] = t.precision
             self.scales[j] = t.scale
             name = t.name.encode("utf-8")
@@ -692,56 +694,12 @@ cdef class PlanCore:
     cdef int _push_target_int(self, int j, const IntVal* iv, int t, uint32_t flags, Py_ssize_t off,
                               Err* err) noexcept nogil:
         """An integer of a column of type t into integer target j, both ranges checked."""
-        cdef int w = self.writers[j]
-        cdef int64_t lo, v64
+        cdef int64_t lo
         cdef uint64_t hi
-        cdef int8_t i8
-        cdef int16_t i16
-        cdef int32_t i32
         int_range(t, flags, &lo, &hi)
         if not int_in_range(iv, lo, hi):
             return fail_at(err, off, "integer out of range")
-        writer_range(w, &lo, &hi)
-        if not int_in_range(iv, lo, hi):
-            return fail_at(err, off, "integer out of range for the target type")
-        v64 = int_value(iv)
-        if w == W_INT8 or w == W_UINT8:
-            i8 = <int8_t>v64
-            return 0 if fix_push(&self.t_fix[j], &i8) == 0 else -2
-        if w == W_INT16 or w == W_UINT16:
-            i16 = <int16_t>v64
-            return 0 if fix_push(&self.t_fix[j], &i16) == 0 else -2
-        if w == W_INT32 or w == W_UINT32:
-            i32 = <int32_t>v64
-            return 0 if fix_push(&self.t_fix[j], &i32) == 0 else -2
-        return 0 if fix_push(&self.t_fix[j], &v64) == 0 else -2
-
-
-    cdef int _source_int(self, const ColEntry* e, int kind, IntVal* iv, Err* err) noexcept nogil:
-        cdef int64_t lo
-        cdef uint64_t hi
-        cdef const uint8_t* p
-        cdef Py_ssize_t n
-        cdef int r
-        if kind == K_DECIMAL and e.v.kind == J_STR:
-            return self._decimal_int(e, iv, err)
-        if not (kind == K_INT or kind == K_UINT or kind == K_ENUM):
-            return fail_at(err, e.v.off, "cannot convert this column type to an integer")
-        if e.v.kind == J_INT:
-            p = e.v.p
-            n = e.v.n
-        elif e.v.kind == J_STR:
-            if self._str_bytes(&e.v, &p, &n, err) < 0:
-                return -1
-        else:
-            return fail_at(err, e.v.off, "expected an integer")
-        int_range(e.t, e.f, &lo, &hi)
-        r = parse_int_text(p, n, iv)
-        if r == -1:
-            return fail_at(err, e.v.off, "invalid integer")
-        if r < 0 or not int_in_range(iv, lo, hi):
-            return fail_at(err, e.v.off, "integer out of range")
-        return 0
+        return self._push_int(j, iv, off, err)
 
     cdef int _decimal_int(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
         cdef const uint8_t* p
@@ -769,54 +727,22 @@ cdef class PlanCore:
             iv.neg = p[0] == 45 and iv.mag != 0
         return 0
 
-    cdef int _source_double(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
-        cdef const uint8_t* p
-        cdef Py_ssize_t n
-        cdef float f
-        cdef IntVal iv
-        if kind == K_FLOAT32 or kind == K_FLOAT64:
-            if e.v.kind == J_INT or e.v.kind == J_FLOAT:
-                p = e.v.p
-                n = e.v.n
-            elif e.v.kind == J_STR:
-                if self._str_bytes(&e.v, &p, &n, err) < 0:
-                    return -1
-                if json_number_syntax(p, n) < 0:
-                    return fail_at(err, e.v.off, "invalid number")
-            else:
-                return fail_at(err, e.v.off, "expected a number")
-            if parse_double(p, n, x, &self.numtmp) < 0:
-                return fail_at(err, e.v.off, "number out of range")
-            if kind == K_FLOAT32:
-                if to_float32(x[0], &f) < 0:
-                    return fail_at(err, e.v.off, "number out of range")
-                x[0] = f
-            return 0
-        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-            if self._source_int(e, kind, &iv, err) < 0:
-                return -1
-            if iv.mag > 9007199254740992ULL:
-                x[0] = <double>iv.mag
-                if x[0] >= 18446744073709551616.0 or <uint64_t>x[0] != iv.mag:
-                    return fail_at(err, e.v.off, "integer is not exact as a float")
-            x[0] = -<double>iv.mag if iv.neg else <double>iv.mag
-            return 0
-        return fail_at(err, e.v.off, "cannot convert this column type to a float")
-
-    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
-        """A column's value into target j, through the converter of the target's writer, chosen
-        when the plan was compiled (_converter_for)."""
+    cdef inline int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
+        """A column's value into target j, through the converter picked for this (column kind,
+        target writer) pair when the plan was compiled (_pick_converter): no test of the kind or
+        the writer per value, only of the value's own JSON token where the kind allows several."""
         cdef int kind = TYPE_KIND[e.t]
-        if kind == K_NULL:
-            return fail_at(err, e.v.off, "type NULL with a non-null value")
-        return self.converters[j](<void*>self, e, j, kind, err)
+        return self.converters[j * KIND_SLOTS + kind](<void*>self, e, j, kind, err)
 
-    # one method per target writer; `kind` is the column type's kind (never K_NULL here)
-    cdef int _to_string(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    # The converters, one per (source kind, target writer) pair that can succeed; `kind` is
+    # the column type's kind.  Pairs that cannot succeed get a refusal worded like the twin's.
+
+    cdef int _string_from_bytes(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        """TEXT/BLOB into a string: binary columns as their bytes, character columns as text."""
         cdef VarCol* vc = &self.t_var[j]
         cdef const uint8_t* p
         cdef Py_ssize_t n
-        if (kind == K_TEXT or kind == K_BLOB) and (e.f & FLAG_BINARY):
+        if e.f & FLAG_BINARY:
             if self._raw_bytes(e, kind, &p, &n, err) < 0:
                 return -1
             if self._append_value_bytes(vc, p, n, e.v.off, err) < 0:
@@ -824,46 +750,97 @@ cdef class PlanCore:
             return _close(vc, 1, err)
         return self._render_hooked(e, vc, err)
 
-    cdef int _to_binary(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    cdef int _string_rendered(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        return self._render_hooked(e, &self.t_var[j], err)
+
+    cdef int _binary_from_bytes(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         cdef const uint8_t* p
         cdef Py_ssize_t n
-        if kind == K_TEXT or kind == K_BLOB:
-            if self._raw_bytes(e, kind, &p, &n, err) < 0:
-                return -1
-        elif kind == K_JSONDOC and e.v.kind == J_STR:
-            if self._str_bytes(&e.v, &p, &n, err) < 0:
-                return -1
-        else:
-            return fail_at(err, e.v.off, "cannot convert this column type to binary")
+        if self._raw_bytes(e, kind, &p, &n, err) < 0:
+            return -1
         if var_push(&self.t_var[j], p, n) < 0:
             return _oom(err)
         return 0
 
-    cdef int _to_bool(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-        cdef IntVal iv
-        if self._source_int(e, kind, &iv, err) < 0:
+    cdef int _binary_from_json(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "cannot convert this column type to binary")
+        if self._str_bytes(&e.v, &p, &n, err) < 0:
             return -1
+        if var_push(&self.t_var[j], p, n) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _int_of_integer(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
+        """An integer column's value (a JSON integer or a string of one), in its type's range."""
+        cdef int64_t lo
+        cdef uint64_t hi
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef int r
+        if e.v.kind == J_INT:
+            p = e.v.p
+            n = e.v.n
+        elif e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+        else:
+            return fail_at(err, e.v.off, "expected an integer")
+        int_range(e.t, e.f, &lo, &hi)
+        r = parse_int_text(p, n, iv)
+        if r == -1:
+            return fail_at(err, e.v.off, "invalid integer")
+        if r < 0 or not int_in_range(iv, lo, hi):
+            return fail_at(err, e.v.off, "integer out of range")
+        return 0
+
+    cdef inline int _int_of_decimal(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "cannot convert this column type to an integer")
+        return self._decimal_int(e, iv, err)
+
+    cdef int _source_int(self, const ColEntry* e, int kind, IntVal* iv, Err* err) noexcept nogil:
+        """Any column's value as an integer (for the paths that do not know the kind up front)."""
+        if kind == K_DECIMAL:
+            return self._int_of_decimal(e, iv, err)
+        if not (kind == K_INT or kind == K_UINT or kind == K_ENUM):
+            return fail_at(err, e.v.off, "cannot convert this column type to an integer")
+        return self._int_of_integer(e, iv, err)
+
+    cdef inline int _push_bool(self, int j, const IntVal* iv, Py_ssize_t off, Err* err) noexcept nogil:
         if iv.neg or iv.mag > 1:
-            return fail_at(err, e.v.off, "integer is not a boolean (0 or 1)")
+            return fail_at(err, off, "integer is not a boolean (0 or 1)")
         if fix_push_bool(&self.t_fix[j], iv.mag == 1) < 0:
             return _oom(err)
         return 0
 
-    cdef int _to_int(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    cdef int _bool_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._int_of_integer(e, &iv, err) < 0:
+            return -1
+        return self._push_bool(j, &iv, e.v.off, err)
+
+    cdef int _bool_from_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._int_of_decimal(e, &iv, err) < 0:
+            return -1
+        return self._push_bool(j, &iv, e.v.off, err)
+
+    cdef inline int _push_int(self, int j, const IntVal* iv, Py_ssize_t off, Err* err) noexcept nogil:
+        """An integer into integer target j, in the target's range, at the target's width."""
         cdef int w = self.writers[j]
         cdef FixCol* fc = &self.t_fix[j]
-        cdef IntVal iv
         cdef int64_t lo, v64
         cdef uint64_t hi
         cdef int8_t i8
         cdef int16_t i16
         cdef int32_t i32
-        if self._source_int(e, kind, &iv, err) < 0:
-            return -1
         writer_range(w, &lo, &hi)
-        if not int_in_range(&iv, lo, hi):
-            return fail_at(err, e.v.off, "integer out of range for the target type")
-        v64 = int_value(&iv)
+        if not int_in_range(iv, lo, hi):
+            return fail_at(err, off, "integer out of range for the target type")
+        v64 = int_value(iv)
         if w == W_INT8 or w == W_UINT8:
             i8 = <int8_t>v64
             if fix_push(fc, &i8) < 0:
@@ -880,15 +857,66 @@ cdef class PlanCore:
             return _oom(err)
         return 0
 
-    cdef int _to_float(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-        cdef double x
-        cdef float f
-        if self._source_double(e, kind, &x, err) < 0:
+    cdef int _int_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._int_of_integer(e, &iv, err) < 0:
             return -1
+        return self._push_int(j, &iv, e.v.off, err)
+
+    cdef int _int_from_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._int_of_decimal(e, &iv, err) < 0:
+            return -1
+        return self._push_int(j, &iv, e.v.off, err)
+
+    cdef int _double_of_float(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
+        """A FLOAT/DOUBLE column's value (a JSON number or a string of one), rounded to its width."""
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        cdef float f
+        if e.v.kind == J_INT or e.v.kind == J_FLOAT:
+            p = e.v.p
+            n = e.v.n
+        elif e.v.kind == J_STR:
+            if self._str_bytes(&e.v, &p, &n, err) < 0:
+                return -1
+            if json_number_syntax(p, n) < 0:
+                return fail_at(err, e.v.off, "invalid number")
+        else:
+            return fail_at(err, e.v.off, "expected a number")
+        if parse_double(p, n, x, &self.numtmp) < 0:
+            return fail_at(err, e.v.off, "number out of range")
+        if kind == K_FLOAT32:
+            if to_float32(x[0], &f) < 0:
+                return fail_at(err, e.v.off, "number out of range")
+            x[0] = f
+        return 0
+
+    cdef int _double_of_integer(self, const ColEntry* e, double* x, Err* err) noexcept nogil:
+        cdef IntVal iv
+        if self._int_of_integer(e, &iv, err) < 0:
+            return -1
+        if iv.mag > 9007199254740992ULL:
+            x[0] = <double>iv.mag
+            if x[0] >= 18446744073709551616.0 or <uint64_t>x[0] != iv.mag:
+                return fail_at(err, e.v.off, "integer is not exact as a float")
+        x[0] = -<double>iv.mag if iv.neg else <double>iv.mag
+        return 0
+
+    cdef int _source_double(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
+        """Any column's value as a double (for the paths that do not know the kind up front)."""
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            return self._double_of_float(e, kind, x, err)
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
+            return self._double_of_integer(e, x, err)
+        return fail_at(err, e.v.off, "cannot convert this column type to a float")
+
+    cdef inline int _push_float(self, int j, double x, Py_ssize_t off, Err* err) noexcept nogil:
+        cdef float f
         if self.writers[j] == W_FLOAT32:
             f = <float>x
             if isinf(f) or <double>f != x:
-                return fail_at(err, e.v.off, "value not exact as float32")
+                return fail_at(err, off, "value not exact as float32")
             if fix_push(&self.t_fix[j], &f) < 0:
                 return _oom(err)
             return 0
@@ -896,40 +924,53 @@ cdef class PlanCore:
             return _oom(err)
         return 0
 
-    cdef int _to_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-        cdef IntVal iv
+    cdef int _float_from_float(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef double x
+        if self._double_of_float(e, kind, &x, err) < 0:
+            return -1
+        return self._push_float(j, x, e.v.off, err)
+
+    cdef int _float_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef double x
+        if self._double_of_integer(e, &x, err) < 0:
+            return -1
+        return self._push_float(j, x, e.v.off, err)
+
+    cdef inline int _push_decimal_text(self, int j, const uint8_t* p, Py_ssize_t n, Py_ssize_t off,
+                                       Err* err) noexcept nogil:
         cdef uint64_t limbs[4]
-        cdef const uint8_t* p
-        cdef Py_ssize_t n
         cdef const char* why = NULL
-        cdef char txt[24]
-        cdef int tn
-        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-            if self._source_int(e, kind, &iv, err) < 0:
-                return -1
-            tn = int_to_text(&iv, txt)
-            p = <const uint8_t*>txt
-            n = tn
-        elif kind == K_DECIMAL and e.v.kind == J_STR:
-            if self._str_bytes(&e.v, &p, &n, err) < 0:
-                return -1
-        else:
-            return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
         if decimal_parse(p, n, self.precisions[j], self.scales[j],
                          2 if self.writers[j] == W_DECIMAL128 else 4, limbs, &why) < 0:
-            return fail_at(err, e.v.off, why)
+            return fail_at(err, off, why)
         if fix_push(&self.t_fix[j], limbs) < 0:
             return _oom(err)
         return 0
 
+    cdef int _decimal_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef IntVal iv
+        cdef char txt[24]
+        if self._int_of_integer(e, &iv, err) < 0:
+            return -1
+        return self._push_decimal_text(j, <const uint8_t*>txt, int_to_text(&iv, txt), e.v.off, err)
+
+    cdef int _decimal_from_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
+        if self._str_bytes(&e.v, &p, &n, err) < 0:
+            return -1
+        return self._push_decimal_text(j, p, n, e.v.off, err)
+
     cdef inline int _text_of(self, const ColEntry* e, const uint8_t** p, Py_ssize_t* n,
                              Err* err) noexcept nogil:
-        """The string the temporal writers parse (checked before the writer looks at the kind)."""
+        """The string the temporal writers parse (checked before the column's kind is)."""
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string")
         return self._str_bytes(&e.v, p, n, err)
 
-    cdef int _to_date(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    cdef int _date_from_date(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
@@ -937,8 +978,6 @@ cdef class PlanCore:
         cdef int32_t i32
         if self._text_of(e, &p, &n, err) < 0:
             return -1
-        if kind != K_DATE:
-            return fail_at(err, e.v.off, "cannot convert this column type to a date")
         if parse_date_days(p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         i32 = <int32_t>v64
@@ -946,45 +985,43 @@ cdef class PlanCore:
             return _oom(err)
         return 0
 
-    cdef int _to_timestamp(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    cdef int _timestamp_from_wall(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        """DATE/DATETIME (a wall clock kept as it is) and TIMESTAMP (a wall clock in the decoder's
+        time zone, converted to UTC) into a timestamp."""
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
         cdef int64_t v64
         if self._text_of(e, &p, &n, err) < 0:
             return -1
-        if kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP:
-            if parse_datetime_us(p, n, &v64, &why) < 0:
-                return fail_at(err, e.v.off, why)
-            if kind == K_TIMESTAMP:
-                v64 = self._wall_to_utc(v64)
-        else:
-            return fail_at(err, e.v.off, "cannot convert this column type to a timestamp")
+        if parse_datetime_us(p, n, &v64, &why) < 0:
+            return fail_at(err, e.v.off, why)
+        if kind == K_TIMESTAMP:
+            v64 = self._wall_to_utc(v64)
         if fix_push(&self.t_fix[j], &v64) < 0:
             return _oom(err)
         return 0
 
-    cdef int _to_duration(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    cdef int _duration_from_time(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
         cdef int64_t v64
         if self._text_of(e, &p, &n, err) < 0:
             return -1
-        if kind != K_TIME:
-            return fail_at(err, e.v.off, "cannot convert this column type to a duration")
         if parse_time_us(p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         if fix_push(&self.t_fix[j], &v64) < 0:
             return _oom(err)
         return 0
 
-    cdef int _to_unsupported(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    cdef int _refuse_text_then(self, const ColEntry* e, const char* why, Err* err) noexcept nogil:
+        """A temporal or unsupported target refuses only after the value proved to be a string."""
         cdef const uint8_t* p
         cdef Py_ssize_t n
         if self._text_of(e, &p, &n, err) < 0:
             return -1
-        return fail_at(err, e.v.off, "unsupported target type")
+        return fail_at(err, e.v.off, why)
 
     cdef int _convert_raw(self, const ColEntry* e, int j, ColEntry* tmp, char* txt, int int_kind,
                           Err* err) noexcept nogil:
@@ -1042,65 +1079,131 @@ cdef class PlanCore:
         return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)
 
 
-# The converter of each target writer, as a plain function pointer the plan stores per target
-# when it is compiled (PlanCore is final: each call below is direct and inlined).
-cdef int _cv_string(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_string(e, j, kind, err)
+# The converters as plain function pointers, one per (source kind, target writer) pair; the plan
+# fills its table [target * KIND_SLOTS + kind] once, when it is compiled (PlanCore is final: each
+# call below is direct and inlined).
+cdef int _cv_string_from_bytes(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._string_from_bytes(e, j, kind, err)
 
 
-cdef int _cv_binary(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_binary(e, j, kind, err)
+cdef int _cv_string_rendered(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._string_rendered(e, j, kind, err)
 
 
-cdef int _cv_bool(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_bool(e, j, kind, err)
+cdef int _cv_binary_from_bytes(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._binary_from_bytes(e, j, kind, err)
 
 
-cdef int _cv_int(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_int(e, j, kind, err)
+cdef int _cv_binary_from_json(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._binary_from_json(e, j, kind, err)
 
 
-cdef int _cv_float(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_float(e, j, kind, err)
+cdef int _cv_bool_from_integer(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._bool_from_integer(e, j, kind, err)
 
 
-cdef int _cv_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_decimal(e, j, kind, err)
+cdef int _cv_bool_from_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._bool_from_decimal(e, j, kind, err)
 
 
-cdef int _cv_date(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_date(e, j, kind, err)
+cdef int _cv_int_from_integer(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._int_from_integer(e, j, kind, err)
 
 
-cdef int _cv_timestamp(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_timestamp(e, j, kind, err)
+cdef int _cv_int_from_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._int_from_decimal(e, j, kind, err)
 
 
-cdef int _cv_duration(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_duration(e, j, kind, err)
+cdef int _cv_float_from_float(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._float_from_float(e, j, kind, err)
+
+
+cdef int _cv_float_from_integer(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._float_from_integer(e, j, kind, err)
+
+
+cdef int _cv_decimal_from_integer(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._decimal_from_integer(e, j, kind, err)
+
+
+cdef int _cv_decimal_from_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._decimal_from_decimal(e, j, kind, err)
+
+
+cdef int _cv_date_from_date(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._date_from_date(e, j, kind, err)
+
+
+cdef int _cv_timestamp_from_wall(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._timestamp_from_wall(e, j, kind, err)
+
+
+cdef int _cv_duration_from_time(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._duration_from_time(e, j, kind, err)
+
+
+cdef int _cv_refuse_null(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return fail_at(err, e.v.off, "type NULL with a non-null value")
+
+
+cdef int _cv_refuse_binary(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return fail_at(err, e.v.off, "cannot convert this column type to binary")
+
+
+cdef int _cv_refuse_int(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return fail_at(err, e.v.off, "cannot convert this column type to an integer")
+
+
+cdef int _cv_refuse_float(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return fail_at(err, e.v.off, "cannot convert this column type to a float")
+
+
+cdef int _cv_refuse_decimal(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
+
+
+cdef int _cv_refuse_date(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._refuse_text_then(e, "cannot convert this column type to a date", err)
+
+
+cdef int _cv_refuse_timestamp(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._refuse_text_then(e, "cannot convert this column type to a timestamp", err)
+
+
+cdef int _cv_refuse_duration(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+    return (<PlanCore>c)._refuse_text_then(e, "cannot convert this column type to a duration", err)
 
 
 cdef int _cv_unsupported(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
-    return (<PlanCore>c)._to_unsupported(e, j, kind, err)
+    return (<PlanCore>c)._refuse_text_then(e, "unsupported target type", err)
 
 
-cdef convert_fn _converter_for(int w) noexcept nogil:
+cdef convert_fn _pick_converter(int w, int kind) noexcept nogil:
+    """The converter of a column of this kind into a target of this writer."""
+    cdef bint integer = kind == K_INT or kind == K_UINT or kind == K_ENUM
+    cdef bint raw = kind == K_TEXT or kind == K_BLOB
+    if kind == K_NULL:
+        return _cv_refuse_null
     if w == W_STRING:
-        return _cv_string
+        return _cv_string_from_bytes if raw else _cv_string_rendered
     if w == W_BINARY:
-        return _cv_binary
+        return _cv_binary_from_bytes if raw else (_cv_binary_from_json if kind == K_JSONDOC else _cv_refuse_binary)
     if w == W_BOOL:
-        return _cv_bool
+        return _cv_bool_from_integer if integer else (_cv_bool_from_decimal if kind == K_DECIMAL else _cv_refuse_int)
     if W_INT8 <= w <= W_UINT64:
-        return _cv_int
+        return _cv_int_from_integer if integer else (_cv_int_from_decimal if kind == K_DECIMAL else _cv_refuse_int)
     if w == W_FLOAT32 or w == W_FLOAT64:
-        return _cv_float
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            return _cv_float_from_float
+        return _cv_float_from_integer if integer else _cv_refuse_float
     if w == W_DECIMAL128 or w == W_DECIMAL256:
-        return _cv_decimal
+        return _cv_decimal_from_integer if integer else (_cv_decimal_from_decimal if kind == K_DECIMAL else _cv_refuse_decimal)
     if w == W_DATE32:
-        return _cv_date
+        return _cv_date_from_date if kind == K_DATE else _cv_refuse_date
     if w == W_TIMESTAMP:
-        return _cv_timestamp
+        if kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP:
+            return _cv_timestamp_from_wall
+        return _cv_refuse_timestamp
     if w == W_DURATION:
-        return _cv_duration
+        return _cv_duration_from_time if kind == K_TIME else _cv_refuse_duration
     return _cv_unsupported
