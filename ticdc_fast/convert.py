@@ -119,84 +119,190 @@ def render_text(tcode: int, flags: int, v) -> str | None:
     return _value_text(v)
 
 
+# ----------------------------------------------------------------------------- converters
+# One per (column kind, target writer) pair, picked once per pair (pick_converter), as the core
+# fills its table per target when a plan is compiled; each takes (target, tcode, flags, v, tz)
+# and tests only the value itself.  Pairs that cannot succeed get their refusal.
+
+def _integer_of_decimal(v) -> int:
+    if not isinstance(v, str):
+        raise V.ValueProblem("cannot convert this column type to an integer")
+    sign, digits, frac = V.parse_decimal(_raw(v))
+    if digits % (10 ** frac):
+        raise V.ValueProblem("decimal is not an integer")
+    return sign * (digits // 10 ** frac)
+
+
+def _to_bool(i: int) -> bool:
+    if i not in (0, 1):
+        raise V.ValueProblem("integer is not a boolean (0 or 1)")
+    return bool(i)
+
+
+def _to_int(target, i: int) -> int:
+    lo, hi = C.INT_WRITER_RANGE[target.writer]
+    if not lo <= i <= hi:
+        raise V.ValueProblem("integer out of range for the target type")
+    return i
+
+
+def _to_float(target, x: float) -> float:
+    if target.writer == C.W_FLOAT32:
+        try:
+            x32 = V.to_float32(x)
+        except V.ValueProblem:
+            raise V.ValueProblem("value not exact as float32") from None
+        if x32 != x:
+            raise V.ValueProblem("value not exact as float32")
+        return x32
+    return x
+
+
+def _float_of_integer(tcode, flags, v) -> float:
+    i = _source_int(tcode, flags, v)
+    x = float(i)
+    if int(x) != i:
+        raise V.ValueProblem("integer is not exact as a float")
+    return x
+
+
+def _to_decimal(target, text: bytes):
+    return V.unscaled_to_decimal(V.decimal_unscaled(text, target.precision, target.scale), target.scale)
+
+
+def _text_of(v) -> bytes:
+    """The string a temporal target parses (checked before the column's kind is)."""
+    if not isinstance(v, str):
+        raise V.ValueProblem("expected a string")
+    return _raw(v)
+
+
+def _string_from_bytes(target, tcode, flags, v, tz):
+    if flags & C.FLAG_BINARY:
+        return V.value_text(_source_bytes(C.TYPE_KIND[tcode], flags, v))
+    return render_text(tcode, flags, v)
+
+
+def _string_rendered(target, tcode, flags, v, tz):
+    return render_text(tcode, flags, v)
+
+
+def _binary_from_bytes(target, tcode, flags, v, tz):
+    return _source_bytes(C.TYPE_KIND[tcode], flags, v)
+
+
+def _binary_from_json(target, tcode, flags, v, tz):
+    if not isinstance(v, str):
+        raise V.ValueProblem("cannot convert this column type to binary")
+    return _raw(v)
+
+
+def _bool_from_integer(target, tcode, flags, v, tz):
+    return _to_bool(_source_int(tcode, flags, v))
+
+
+def _bool_from_decimal(target, tcode, flags, v, tz):
+    return _to_bool(_integer_of_decimal(v))
+
+
+def _int_from_integer(target, tcode, flags, v, tz):
+    return _to_int(target, _source_int(tcode, flags, v))
+
+
+def _int_from_decimal(target, tcode, flags, v, tz):
+    return _to_int(target, _integer_of_decimal(v))
+
+
+def _float_from_float(target, tcode, flags, v, tz):
+    return _to_float(target, _source_float(C.TYPE_KIND[tcode], v))
+
+
+def _float_from_integer(target, tcode, flags, v, tz):
+    return _to_float(target, _float_of_integer(tcode, flags, v))
+
+
+def _decimal_from_integer(target, tcode, flags, v, tz):
+    return _to_decimal(target, str(_source_int(tcode, flags, v)).encode())
+
+
+def _decimal_from_decimal(target, tcode, flags, v, tz):
+    if not isinstance(v, str):
+        raise V.ValueProblem("cannot convert this column type to a decimal")
+    return _to_decimal(target, _raw(v))
+
+
+def _date_from_date(target, tcode, flags, v, tz):
+    return V.parse_date_days(_text_of(v))
+
+
+def _timestamp_from_wall(target, tcode, flags, v, tz):
+    wall = V.parse_datetime_us(_text_of(v))
+    return wall_to_utc_us(tz, wall) if C.TYPE_KIND[tcode] == C.K_TIMESTAMP else wall
+
+
+def _duration_from_time(target, tcode, flags, v, tz):
+    return V.parse_time_us(_text_of(v))
+
+
+def _refusal(why: str, text_first: bool = False):
+    def refuse(target, tcode, flags, v, tz):
+        if text_first:
+            _text_of(v)
+        raise V.ValueProblem(why)
+    return refuse
+
+
+_REFUSE_NULL = _refusal("type NULL with a non-null value")
+_REFUSE_BINARY = _refusal("cannot convert this column type to binary")
+_REFUSE_INT = _refusal("cannot convert this column type to an integer")
+_REFUSE_FLOAT = _refusal("cannot convert this column type to a float")
+_REFUSE_DECIMAL = _refusal("cannot convert this column type to a decimal")
+_REFUSE_DATE = _refusal("cannot convert this column type to a date", text_first=True)
+_REFUSE_TIMESTAMP = _refusal("cannot convert this column type to a timestamp", text_first=True)
+_REFUSE_DURATION = _refusal("cannot convert this column type to a duration", text_first=True)
+_UNSUPPORTED = _refusal("unsupported target type", text_first=True)
+
+_INTEGER_KINDS = (C.K_INT, C.K_UINT, C.K_ENUM)
+
+
+def pick_converter(w: int, kind: int):
+    """The converter of a column of this kind into a target of this writer."""
+    integer = kind in _INTEGER_KINDS
+    raw = kind in (C.K_TEXT, C.K_BLOB)
+    if kind == C.K_NULL:
+        return _REFUSE_NULL
+    if w == C.W_STRING:
+        return _string_from_bytes if raw else _string_rendered
+    if w == C.W_BINARY:
+        return _binary_from_bytes if raw else (_binary_from_json if kind == C.K_JSONDOC else _REFUSE_BINARY)
+    if w == C.W_BOOL:
+        return _bool_from_integer if integer else (_bool_from_decimal if kind == C.K_DECIMAL else _REFUSE_INT)
+    if w in C.INT_WRITER_RANGE:
+        return _int_from_integer if integer else (_int_from_decimal if kind == C.K_DECIMAL else _REFUSE_INT)
+    if w in (C.W_FLOAT32, C.W_FLOAT64):
+        if kind in (C.K_FLOAT32, C.K_FLOAT64):
+            return _float_from_float
+        return _float_from_integer if integer else _REFUSE_FLOAT
+    if w in (C.W_DECIMAL128, C.W_DECIMAL256):
+        return _decimal_from_integer if integer else (_decimal_from_decimal if kind == C.K_DECIMAL else _REFUSE_DECIMAL)
+    if w == C.W_DATE32:
+        return _date_from_date if kind == C.K_DATE else _REFUSE_DATE
+    if w == C.W_TIMESTAMP:
+        return _timestamp_from_wall if kind in (C.K_DATE, C.K_DATETIME, C.K_TIMESTAMP) else _REFUSE_TIMESTAMP
+    if w == C.W_DURATION:
+        return _duration_from_time if kind == C.K_TIME else _REFUSE_DURATION
+    return _UNSUPPORTED
+
+
+# every (writer, kind) pair, picked once at import: kinds 0 (unknown code) .. K_ENUM
+_CONVERTERS = {(w, kind): pick_converter(w, kind)
+               for w in range(0, C.W_BINARY + 2) for kind in range(0, C.K_ENUM + 1)}
+
+
 def convert_typed(target, tcode: int, flags: int, v, tz: str):
     """Typed output: the value converted exactly to ``target.writer`` or ValueProblem."""
     if v is None:
         return None
-    kind = C.TYPE_KIND[tcode]
-    w = target.writer
-    if kind == C.K_NULL:
-        raise V.ValueProblem("type NULL with a non-null value")
-    if w == C.W_STRING:
-        if kind in (C.K_TEXT, C.K_BLOB) and flags & C.FLAG_BINARY:
-            return V.value_text(_source_bytes(kind, flags, v))
-        return render_text(tcode, flags, v)
-    if w == C.W_BINARY:
-        if kind in (C.K_TEXT, C.K_BLOB):
-            return _source_bytes(kind, flags, v)
-        if kind == C.K_JSONDOC and isinstance(v, str):
-            return _raw(v)
-        raise V.ValueProblem("cannot convert this column type to binary")
-    if w in C.INT_WRITER_RANGE or w == C.W_BOOL:
-        if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
-            i = _source_int(tcode, flags, v)
-        elif kind == C.K_DECIMAL and isinstance(v, str):
-            sign, digits, frac = V.parse_decimal(_raw(v))
-            if digits % (10 ** frac):
-                raise V.ValueProblem("decimal is not an integer")
-            i = sign * (digits // 10 ** frac)
-        else:
-            raise V.ValueProblem("cannot convert this column type to an integer")
-        if w == C.W_BOOL:
-            if i not in (0, 1):
-                raise V.ValueProblem("integer is not a boolean (0 or 1)")
-            return bool(i)
-        lo, hi = C.INT_WRITER_RANGE[w]
-        if not lo <= i <= hi:
-            raise V.ValueProblem("integer out of range for the target type")
-        return i
-    if w in (C.W_FLOAT32, C.W_FLOAT64):
-        if kind in (C.K_FLOAT32, C.K_FLOAT64):
-            x = _source_float(kind, v)
-        elif kind in (C.K_INT, C.K_UINT, C.K_ENUM):
-            i = _source_int(tcode, flags, v)
-            x = float(i)
-            if int(x) != i:
-                raise V.ValueProblem("integer is not exact as a float")
-        else:
-            raise V.ValueProblem("cannot convert this column type to a float")
-        if w == C.W_FLOAT32:
-            try:
-                x32 = V.to_float32(x)
-            except V.ValueProblem:
-                raise V.ValueProblem("value not exact as float32") from None
-            if x32 != x:
-                raise V.ValueProblem("value not exact as float32")
-            return x32
-        return x
-    if w in (C.W_DECIMAL128, C.W_DECIMAL256):
-        if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
-            text = str(_source_int(tcode, flags, v)).encode()
-        elif kind == C.K_DECIMAL and isinstance(v, str):
-            text = _raw(v)
-        else:
-            raise V.ValueProblem("cannot convert this column type to a decimal")
-        return V.unscaled_to_decimal(V.decimal_unscaled(text, target.precision, target.scale),
-                                     target.scale)
-    if not isinstance(v, str):
-        raise V.ValueProblem("expected a string")
-    if w == C.W_DATE32:
-        if kind != C.K_DATE:
-            raise V.ValueProblem("cannot convert this column type to a date")
-        return V.parse_date_days(_raw(v))
-    if w == C.W_TIMESTAMP:
-        if kind in (C.K_DATE, C.K_DATETIME):
-            return V.parse_datetime_us(_raw(v))
-        if kind == C.K_TIMESTAMP:
-            return wall_to_utc_us(tz, V.parse_datetime_us(_raw(v)))
-        raise V.ValueProblem("cannot convert this column type to a timestamp")
-    if w == C.W_DURATION:
-        if kind != C.K_TIME:
-            raise V.ValueProblem("cannot convert this column type to a duration")
-        return V.parse_time_us(_raw(v))
-    raise V.ValueProblem("unsupported target type")
+    w, kind = target.writer, C.TYPE_KIND[tcode]
+    fn = _CONVERTERS.get((w, kind)) or pick_converter(w, kind)
+    return fn(target, tcode, flags, v, tz)
