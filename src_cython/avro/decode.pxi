@@ -31,7 +31,7 @@ cdef enum:
     IMG_KEY = 2      # the key record uses the third image slot
 
 cdef enum:
-    J_RAWDEC = 22    # typed mode: the span is the unscaled two's complement bytes; esc holds the scale
+    J_RAWDEC = 22    # typed mode: the span is the unscaled two's complement bytes, `scale` its scale
 
 
 cdef struct AvBranch:
@@ -401,11 +401,13 @@ cdef class AvroPlan:
         tmp.v.off = off
         tmp.v.esc = 0
         tmp.v.neg = 0
+        tmp.v.in_scratch = 0
         if self._value(c, f, b, &tmp.v, err) < 0:
             return -1
-        if tmp.v.neg == 2:                      # text written into the scratch: now a pointer
+        if tmp.v.in_scratch:                    # text written into the scratch: now a pointer
             tmp.v.p = self.scratch.data + <uintptr_t>tmp.v.p
-            tmp.v.neg = 0
+            tmp.v.in_scratch = 0
+            tmp.v.in_scratch = 0
         conv.failed = 0
         rc = self._convert(&tmp, f.target, &conv)
         self.scratch.len = start
@@ -790,7 +792,7 @@ cdef class AvroPlan:
                     return fail_at(err, 0, "commit ts out of range")
                 info.commit_ts = <int64_t>u
                 info.has_commit_ts = 1
-            _fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
+            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
             return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.core.images[IMG_KEY], msg, err)
         if vp[0] == 2:
             if vn != 9:
@@ -802,7 +804,7 @@ cdef class AvroPlan:
             info.has_commit_ts = 1
             if self.core.typed and not self.control_events:
                 return RUN_OK
-            _fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
+            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
             return self._emit(OP_RESOLVED, &info, -1, -1, kplan, NULL, NULL, msg, err)
         if vn < 5:
             return fail_at(err, 0, "truncated Confluent header")
@@ -815,9 +817,9 @@ cdef class AvroPlan:
             return -1
         if c.pos != c.end:
             return fail(err, &c, "trailing bytes after the Avro record")
-        _fix_scratch_spans(&self.core.images[IMG_U], self.scratch.data)
-        _fix_scratch_spans(&self.core.images[IMG_P], self.scratch.data)
-        _fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
+        fix_scratch_spans(&self.core.images[IMG_U], self.scratch.data)
+        fix_scratch_spans(&self.core.images[IMG_P], self.scratch.data)
+        fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
         if info.has_op and info.op.n == 1 and info.op.p[0] == 99:
             op = OP_INSERT
         elif info.has_op and info.op.n == 1 and info.op.p[0] == 117:
@@ -898,6 +900,7 @@ cdef class AvroPlan:
             e.v.off = c.pos - c.start
             e.v.esc = 0
             e.v.neg = 0
+            e.v.in_scratch = 0
             if self._value(c, f, b, &e.v, err) < 0:
                 set_column(err, p.names.data + f.name_off, f.name_len)
                 return -1
@@ -926,6 +929,7 @@ cdef class AvroPlan:
         if b.kind == AV_NULL:
             v.kind = J_NULL
             v.neg = 0        # not a scratch span (entries are reused across messages)
+            v.in_scratch = 0
             return 0
         if b.kind == AV_STRING:
             if avro_string(c, v, err) < 0:
@@ -947,7 +951,7 @@ cdef class AvroPlan:
                 return fail(err, c, "invalid Avro boolean")
             out[0] = <char>(48 + c.pos[0])
             c.pos += 1
-            _span_scratch(v, start, 1)
+            span_in_scratch(v, start, 1)
             v.kind = J_INT
             self.scratch.len += 1
             return 0
@@ -958,11 +962,12 @@ cdef class AvroPlan:
                 # generic output renders integer columns from the value too (PlanCore._render_raw)
                 v.kind = J_RAWINT
                 v.neg = iv.neg
+                v.in_scratch = 0
                 v.n = <Py_ssize_t>iv.mag
                 v.p = NULL
                 return 0
             tn = int_to_text(&iv, out)
-            _span_scratch(v, start, tn)
+            span_in_scratch(v, start, tn)
             v.kind = J_INT
             self.scratch.len += tn
             return 0
@@ -978,6 +983,7 @@ cdef class AvroPlan:
             if self.core.typed or f.type_code == T_FLOAT or f.type_code == T_DOUBLE:
                 v.kind = J_RAWF64
                 v.neg = 0
+                v.in_scratch = 0
                 v.p = NULL
                 memcpy(&v.n, &f64, 8)
                 return 0
@@ -992,7 +998,7 @@ cdef class AvroPlan:
             else:
                 shortest_from_value(f64, bits, digits, &nd, &e10)
                 tn = go_format_digits(digits, nd, e10, f64 < 0, out)
-            _span_scratch(v, start, tn)
+            span_in_scratch(v, start, tn)
             self.scratch.len += tn
             return 0
         # bytes / fixed
@@ -1013,8 +1019,10 @@ cdef class AvroPlan:
                 v.kind = J_RAWDEC
                 v.p = raw.p
                 v.n = raw.n
-                v.esc = b.dec_scale if b.dec_scale >= 0 else f.scale
+                v.esc = 0
+                v.scale = b.dec_scale if b.dec_scale >= 0 else f.scale
                 v.neg = 0
+                v.in_scratch = 0
                 v.ascii = 1
                 return 0
             return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
@@ -1031,13 +1039,13 @@ cdef class AvroPlan:
             iv.neg = 0
             iv.mag = u
             tn = int_to_text(&iv, out)
-            _span_scratch(v, start, tn)
+            span_in_scratch(v, start, tn)
             v.kind = J_INT
             self.scratch.len += tn
             return 0
         if b64_encode(raw.p, raw.n, &self.scratch) < 0:
             return -1
-        _span_scratch(v, start, self.scratch.len - start)
+        span_in_scratch(v, start, self.scratch.len - start)
         return 0
 
     cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
@@ -1054,22 +1062,23 @@ cdef class AvroPlan:
                 return r
             return self.core._convert(&tmp, j, err)
         if e.v.kind == J_RAWDEC:
-            if self.core.writers[j] == W_DECIMAL128 and e.v.esc == self.core.scales[j] \
+            if self.core.writers[j] == W_DECIMAL128 and e.v.scale == self.core.scales[j] \
                     and twos_to_decimal128(e.v.p, e.v.n, self.core.precisions[j], limbs) == 0:
                 return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else -1
             tmp = e[0]
             start = self.scratch.len
-            if self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.esc, err) < 0:
+            if self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.scale, err) < 0:
                 return -1
             tmp.v.p = self.scratch.data + start
             tmp.v.neg = 0
+            tmp.v.in_scratch = 0
         return self.core._convert(&tmp if e.v.kind == J_RAWDEC else e, j, err)
 
     cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t start = self.scratch.len
         if buf_append(&self.scratch, p, n) < 0:
             return -1
-        _span_scratch(v, start, n)
+        span_in_scratch(v, start, n)
         v.ascii = 0
         return 0
 
@@ -1142,7 +1151,7 @@ cdef class AvroPlan:
                 k += 1
             out[k] = digs[i]
             k += 1
-        _span_scratch(v, start, k)
+        span_in_scratch(v, start, k)
         self.scratch.len += k
         return 0
 

@@ -53,6 +53,7 @@ cdef int avro_string(Cur* c, Span* s, Err* err) noexcept nogil:
     s.esc = 0
     s.ascii = 0
     s.neg = 0
+    s.in_scratch = 0
     c.pos += n
     return 0
 

@@ -27,9 +27,12 @@ cdef struct Span:
     Py_ssize_t n         # strings: bytes between the quotes
     Py_ssize_t off       # offset of the value in the message (for errors)
     int kind
-    int esc              # string holds backslash escapes
-    int ascii            # string's raw bytes are all < 0x80
-    int neg              # number starts with '-'
+    int scale            # J_RAWDEC (Avro decimal bytes): the decimal's scale
+    uint8_t esc          # string holds backslash escapes
+    uint8_t ascii        # string's raw bytes are all < 0x80
+    uint8_t neg          # number starts with '-'
+    uint8_t in_scratch   # p is an offset into the protocol's scratch buffer until the message
+                         # is read (the buffer may move meanwhile): fix_scratch_spans
 
 
 cdef uint8_t STR_CLASS[256]
@@ -141,7 +144,8 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
     s.off = c.pos - c.start
     s.esc = 0
     s.ascii = 1
-    s.neg = 0        # every field set: spans live in reused entry arrays (see _fix_scratch_spans)
+    s.neg = 0        # every field set: spans live in reused entry arrays (see fix_scratch_spans)
+    s.in_scratch = 0
     s.kind = J_STR
     while True:
         # The common case: runs of plain bytes, 8 at a time (SWAR: any '"', '\\', byte < 0x20 or
@@ -327,6 +331,7 @@ cdef int scan_number(Cur* c, Span* s, Err* err) noexcept nogil:
     s.esc = 0
     s.ascii = 1
     s.neg = 0
+    s.in_scratch = 0
     if p < e and p[0] == 45:
         s.neg = 1
         p += 1
@@ -367,6 +372,7 @@ cdef inline int scan_literal(Cur* c, Span* s, const char* lit, int n, int kind, 
     s.esc = 0
     s.ascii = 1
     s.neg = 0
+    s.in_scratch = 0
     if c.end - c.pos < n or memcmp(c.pos, lit, n) != 0:
         return fail(err, c, "malformed JSON: invalid literal")
     c.pos += n
@@ -461,6 +467,7 @@ cdef int scan_value(Cur* c, Span* s, int depth, Err* err) noexcept nogil:
         s.esc = 0
         s.ascii = 1
         s.neg = 0
+        s.in_scratch = 0
         if skip_container(c, depth, err) < 0:
             return -1
         s.n = c.pos - s.p
@@ -511,6 +518,7 @@ cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* name, Py_ssiz
     key.esc = 0
     key.ascii = ascii
     key.neg = 0
+    key.in_scratch = 0
     c.pos = p + n + 2
     skip_ws(c)
     if c.pos >= c.end or c.pos[0] != 58:

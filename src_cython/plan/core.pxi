@@ -1073,6 +1073,7 @@ cdef class PlanCore:
         tmp.v.esc = 0
         tmp.v.ascii = 1
         tmp.v.neg = 0
+        tmp.v.in_scratch = 0
         return 1
 
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:

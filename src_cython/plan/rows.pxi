@@ -141,3 +141,26 @@ cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
     table differ only in their high bits)."""
     return <Py_ssize_t>(((h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
+
+
+# Values a parser writes out as text (Avro numbers for the generic map, simple Avro values) go
+# to a scratch buffer that may move while the message is read: their spans hold an offset into
+# it, marked in_scratch, and become pointers once the message is done.
+cdef inline void span_in_scratch(Span* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
+    s.p = <const uint8_t*><uintptr_t>start
+    s.n = n
+    s.kind = J_STR
+    s.esc = 0
+    s.ascii = 1
+    s.neg = 0
+    s.in_scratch = 1
+
+
+cdef void fix_scratch_spans(Image* img, const uint8_t* base) noexcept nogil:
+    cdef Py_ssize_t k
+    if not img.present:
+        return
+    for k in range(img.n):
+        if img.cols[k].v.in_scratch:
+            img.cols[k].v.p = base + <uintptr_t>img.cols[k].v.p
+            img.cols[k].v.in_scratch = 0

@@ -762,8 +762,8 @@ cdef class SimplePlan:
         if d.has_old and not (direct & 2) and \
                 self._json_image(&d.old_span, &self.plans[d.plan], &self.core.images[IMG_P], c, err) != 0:
             return -1 if err.failed else RUN_STOP
-        _fix_scratch_spans(&self.core.images[IMG_U], self.avro_scratch.data)
-        _fix_scratch_spans(&self.core.images[IMG_P], self.avro_scratch.data)
+        fix_scratch_spans(&self.core.images[IMG_U], self.avro_scratch.data)
+        fix_scratch_spans(&self.core.images[IMG_P], self.avro_scratch.data)
         return RUN_OK
 
     cdef int _json_dml_last_wins(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
@@ -1027,7 +1027,7 @@ cdef class SimplePlan:
             start = self.avro_scratch.len
             if json_unescape(val.p, val.n, &self.avro_scratch) < 0:
                 return -1
-            _span_scratch(&val, start, self.avro_scratch.len - start)
+            span_in_scratch(&val, start, self.avro_scratch.len - start)
             val.ascii = 0
         return self._set_timestamp(e, &loc, &val, err)
 
@@ -1132,7 +1132,7 @@ cdef class SimplePlan:
         self.core.images[IMG_U].present = 0
         self.core.images[IMG_P].present = 0
         # Text forms of Avro values go to a scratch buffer that may move while the message is
-        # read: spans hold scratch offsets (neg == 2) until the message is done.
+        # read: spans hold scratch offsets (in_scratch) until the message is done.
         self.avro_scratch.len = 0
         for k in range(2):
             if avro_union(c, 2, &idx, err) < 0:
@@ -1150,7 +1150,7 @@ cdef class SimplePlan:
         if not (d.has_data or d.has_old):
             return fail(err, c, "DML without data or old")
         for k in range(2):
-            _fix_scratch_spans(&self.core.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
+            fix_scratch_spans(&self.core.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
         return RUN_OK
 
     cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, Err* err) noexcept nogil:
@@ -1202,6 +1202,7 @@ cdef class SimplePlan:
                 e.v.off = c.pos - c.start
                 e.v.esc = 0
                 e.v.ascii = 1
+                e.v.in_scratch = 0
                 if avro_union(c, 8, &idx, err) < 0:
                     set_column(err, e.name.p, e.name.n)
                     return -1
@@ -1212,6 +1213,7 @@ cdef class SimplePlan:
                 if idx == 0:
                     e.v.kind = J_NULL
                     e.v.neg = 0      # not a scratch span (entries are reused across messages)
+                    e.v.in_scratch = 0
                 elif idx == 1 or idx == 7:        # long, UnsignedBigint{value: long}
                     if avro_long(c, &lv, err) < 0:
                         return -1
@@ -1229,11 +1231,12 @@ cdef class SimplePlan:
                         # straight into the integer target, or rendered once as generic text
                         e.v.kind = J_RAWINT
                         e.v.neg = iv.neg
+                        e.v.in_scratch = 0
                         e.v.n = <Py_ssize_t>iv.mag
                         e.v.p = NULL
                     else:
                         tn = int_to_text(&iv, out)
-                        _span_scratch(&e.v, start, tn)
+                        span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == 2 or idx == 3:        # float, double
                     if idx == 2:
@@ -1256,11 +1259,12 @@ cdef class SimplePlan:
                             and ((e.t == T_DOUBLE and idx == 3) or (e.t == T_FLOAT and idx == 2)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
+                        e.v.in_scratch = 0
                         e.v.p = NULL
                         memcpy(&e.v.n, &f64, 8)
                     else:
                         tn = _plain_float(f64, 32 if (idx == 2 or e.t == T_FLOAT) else 64, out)
-                        _span_scratch(&e.v, start, tn)
+                        span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == 4:                    # string
                     if avro_string(c, &e.v, err) < 0:
@@ -1271,7 +1275,7 @@ cdef class SimplePlan:
                         return -1
                     if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
                         return -1
-                    _span_scratch(&e.v, start, self.avro_scratch.len - start)
+                    span_in_scratch(&e.v, start, self.avro_scratch.len - start)
                 else:                             # Timestamp{location, value}
                     if avro_string(c, &loc, err) < 0 or avro_string(c, &val, err) < 0:
                         return -1
@@ -1602,25 +1606,6 @@ cdef int _json_u64(const Span* v, uint64_t* out) noexcept nogil:
 cdef inline void _put2(char* out, int v) noexcept nogil:
     out[0] = <char>(48 + v // 10)
     out[1] = <char>(48 + v % 10)
-
-
-cdef inline void _span_scratch(Span* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
-    s.p = <const uint8_t*><uintptr_t>start   # an offset until _fix_scratch_spans
-    s.n = n
-    s.kind = J_STR
-    s.esc = 0
-    s.ascii = 1
-    s.neg = 2
-
-
-cdef void _fix_scratch_spans(Image* img, const uint8_t* base) noexcept nogil:
-    cdef Py_ssize_t k
-    if not img.present:
-        return
-    for k in range(img.n):
-        if img.cols[k].v.neg == 2:
-            img.cols[k].v.p = base + <uintptr_t>img.cols[k].v.p
-            img.cols[k].v.neg = 0
 
 
 cdef int _plain_float(double x, int bits, char* out) noexcept nogil:
