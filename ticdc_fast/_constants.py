@@ -126,6 +126,31 @@ COL_BEFORE_INCOMPLETE = "_before_incomplete"
 COL_PARTITION = "_partition"
 COL_OFFSET = "_offset"
 
+# A MySQL type code is one byte: the size of the type-code tables (TYPE_KIND in the core).
+TYPE_CODE_SLOTS = 256
+
+# Avro protocol: the first byte of a message's value.  A Confluent-framed record starts with the
+# magic byte; TiCDC frames its DDL, checkpoint and delete-marker values with their own byte.
+AVRO_FRAME_RECORD = 0
+AVRO_FRAME_DDL = 1
+AVRO_FRAME_CHECKPOINT = 2
+AVRO_FRAME_DELETE = 3
+
+# Simple protocol, Avro encoding: the branches of a column value's union (simple_protocol.avsc).
+SAV_NULL = 0
+SAV_LONG = 1
+SAV_FLOAT = 2
+SAV_DOUBLE = 3
+SAV_STRING = 4
+SAV_BYTES = 5
+SAV_TIMESTAMP = 6
+SAV_UNSIGNED_BIGINT = 7
+SAV_BRANCHES = 8
+
+# TIMESTAMP location names that are no time zone, remembered at once by a simple-protocol plan
+# (each fails where its value is converted); a message naming more of them is refused.
+BAD_ZONE_SLOTS = 256
+
 # Typed-output writer kinds: what Arrow type a target column is written as.
 W_BOOL = 1
 W_INT8 = 2

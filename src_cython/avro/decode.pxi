@@ -407,7 +407,6 @@ cdef class AvroPlan:
         if tmp.v.in_scratch:                    # text written into the scratch: now a pointer
             tmp.v.p = self.scratch.data + <uintptr_t>tmp.v.p
             tmp.v.in_scratch = 0
-            tmp.v.in_scratch = 0
         conv.failed = 0
         rc = self._convert(&tmp, f.target, &conv)
         self.scratch.len = start
@@ -751,13 +750,13 @@ cdef class AvroPlan:
             if vplan == -2:
                 return RUN_STOP
         if vn < 0:
-            if kn < 1 or kp[0] != 0:
+            if kn < 1 or kp[0] != AVRO_FRAME_RECORD:
                 return RUN_STOP
-        elif vn < 1 or not (vp[0] == 0 or vp[0] == 2 or vp[0] == 3):
+        elif vn < 1 or not (vp[0] == AVRO_FRAME_RECORD or vp[0] == AVRO_FRAME_CHECKPOINT or vp[0] == AVRO_FRAME_DELETE):
             return RUN_STOP
-        elif vp[0] == 2 and kn >= 0:
+        elif vp[0] == AVRO_FRAME_CHECKPOINT and kn >= 0:
             return RUN_STOP      # the front end rejects a keyed checkpoint
-        elif vp[0] == 3 and (kn < 1 or kp[0] != 0):
+        elif vp[0] == AVRO_FRAME_DELETE and (kn < 1 or kp[0] != AVRO_FRAME_RECORD):
             return RUN_STOP
         memset(&info, 0, sizeof(RecInfo))
         self.conv_target = -1
@@ -771,7 +770,7 @@ cdef class AvroPlan:
             c.start = kp
             c.pos = kp
             c.end = kp + kn
-            if kn == 0 or kp[0] != 0:     # an empty key has no byte to read
+            if kn == 0 or kp[0] != AVRO_FRAME_RECORD:     # an empty key has no byte to read
                 return fail_at(err, 0, "key does not start with the Confluent magic byte 0x00")
             if kn < 5:
                 return fail_at(err, 0, "truncated Confluent header")
@@ -783,7 +782,7 @@ cdef class AvroPlan:
             if c.pos != c.end:
                 return fail(err, &c, "trailing bytes after the Avro record")
         err.part = PART_VALUE
-        if vn < 0 or vp[0] == 3:
+        if vn < 0 or vp[0] == AVRO_FRAME_DELETE:
             if vn >= 0:
                 if vn != 9:
                     return fail_at(err, 0, "delete event value must be 0x03 + 8 bytes")
@@ -794,7 +793,7 @@ cdef class AvroPlan:
                 info.has_commit_ts = 1
             fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
             return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.core.images[IMG_KEY], msg, err)
-        if vp[0] == 2:
+        if vp[0] == AVRO_FRAME_CHECKPOINT:
             if vn != 9:
                 return fail_at(err, 0, "checkpoint value must be 0x02 + 8 bytes")
             u = _be64(vp + 1)

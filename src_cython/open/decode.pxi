@@ -798,7 +798,7 @@ cdef class OpenPlan:
             if m[i].field != 116:
                 return "bare column members in p do not form t,[h],f,v groups"
             if not (m[i].v.kind == J_INT and parse_int_text(m[i].v.p, m[i].v.n, &iv) == 0
-                    and (not iv.neg or iv.mag == 0) and iv.mag < 256 and TYPE_KIND[iv.mag] != 0):
+                    and (not iv.neg or iv.mag == 0) and iv.mag < TYPE_CODE_SLOTS and TYPE_KIND[iv.mag] != 0):
                 return "bare column group in p has an invalid t"
             w.gt[k] = <int>iv.mag
             i += 1
@@ -1094,7 +1094,7 @@ cdef class OpenPlan:
                     r2 = 1 - r2
                 # judge the last t, f, h in the twin's order
                 if vt.kind == J_INT and parse_int_text(vt.p, vt.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
-                        and iv.mag < 256 and TYPE_KIND[iv.mag] != 0:
+                        and iv.mag < TYPE_CODE_SLOTS and TYPE_KIND[iv.mag] != 0:
                     e.t = <int>iv.mag
                     e.has_t = 1
                 else:
@@ -1260,7 +1260,7 @@ cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
     if end - p < 20 or not bytes_eq(p, <const uint8_t*>b'{"t":', 5):
         return 0
     p += 5
-    if _small_uint(&p, end, 3, &t) < 0 or t > 255 or TYPE_KIND[t] == 0:
+    if _small_uint(&p, end, 3, &t) < 0 or t >= TYPE_CODE_SLOTS or TYPE_KIND[t] == 0:
         return 0
     if end - p >= 10 and bytes_eq(p, <const uint8_t*>b',"h":', 5):
         if bytes_eq(p + 5, <const uint8_t*>b"true", 4):

@@ -8,7 +8,6 @@
 # column's source value to each target writer.  Protocol parsers fill the images and call in.
 
 cdef enum:
-    BAD_ZONE_SLOTS = 256     # names that are no zone, remembered at once (PlanCore.bad_zone)
     KIND_SLOTS = 16          # converters per target: type kinds 0 (unknown code) .. K_ENUM
 
 
@@ -67,7 +66,7 @@ cdef class PlanCore:
     cdef int nzones
     cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
     cdef Py_ssize_t zslot_cap
-    cdef int bad_zone[256]       # zone indexes of names that are no zone, oldest at bad_next
+    cdef int bad_zone[BAD_ZONE_SLOTS]   # zone indexes of names that are no zone, oldest at bad_next
     cdef int nbad
     cdef int bad_next
     # scratch

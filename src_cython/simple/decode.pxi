@@ -1203,22 +1203,22 @@ cdef class SimplePlan:
                 e.v.esc = 0
                 e.v.ascii = 1
                 e.v.in_scratch = 0
-                if avro_union(c, 8, &idx, err) < 0:
+                if avro_union(c, SAV_BRANCHES, &idx, err) < 0:
                     set_column(err, e.name.p, e.name.n)
                     return -1
                 if buf_reserve(&self.avro_scratch, 400) < 0:
                     return -1
                 start = self.avro_scratch.len
                 out = <char*>(self.avro_scratch.data + start)
-                if idx == 0:
+                if idx == SAV_NULL:
                     e.v.kind = J_NULL
                     e.v.neg = 0      # not a scratch span (entries are reused across messages)
                     e.v.in_scratch = 0
-                elif idx == 1 or idx == 7:        # long, UnsignedBigint{value: long}
+                elif idx == SAV_LONG or idx == SAV_UNSIGNED_BIGINT:        # long, UnsignedBigint{value: long}
                     if avro_long(c, &lv, err) < 0:
                         return -1
                     iv.neg = 0
-                    if idx == 7 or e.t == T_BIT or e.t == T_SET or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
+                    if idx == SAV_UNSIGNED_BIGINT or e.t == T_BIT or e.t == T_SET or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
                         iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
                     elif lv < 0:
                         iv.neg = 1
@@ -1238,8 +1238,8 @@ cdef class SimplePlan:
                         tn = int_to_text(&iv, out)
                         span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
-                elif idx == 2 or idx == 3:        # float, double
-                    if idx == 2:
+                elif idx == SAV_FLOAT or idx == SAV_DOUBLE:        # float, double
+                    if idx == SAV_FLOAT:
                         if c.end - c.pos < 4:
                             return fail(err, c, "truncated Avro float")
                         memcpy(&f32, c.pos, 4)
@@ -1256,27 +1256,27 @@ cdef class SimplePlan:
                     tj = p.col_target[j] if self.core.typed else -1
                     if (not self.core.typed or (tj >= 0 and (self.core.writers[tj] == W_FLOAT64
                                                              or self.core.writers[tj] == W_FLOAT32))) \
-                            and ((e.t == T_DOUBLE and idx == 3) or (e.t == T_FLOAT and idx == 2)):
+                            and ((e.t == T_DOUBLE and idx == SAV_DOUBLE) or (e.t == T_FLOAT and idx == SAV_FLOAT)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
                         e.v.in_scratch = 0
                         e.v.p = NULL
                         memcpy(&e.v.n, &f64, 8)
                     else:
-                        tn = _plain_float(f64, 32 if (idx == 2 or e.t == T_FLOAT) else 64, out)
+                        tn = _plain_float(f64, 32 if (idx == SAV_FLOAT or e.t == T_FLOAT) else 64, out)
                         span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
-                elif idx == 4:                    # string
+                elif idx == SAV_STRING:                    # string
                     if avro_string(c, &e.v, err) < 0:
                         return -1
                     e.v.ascii = 0                 # raw Avro text: UTF-8 is checked when used
-                elif idx == 5:                    # bytes → base64 text, as the JSON encoding sends
+                elif idx == SAV_BYTES:                    # bytes → base64 text, as the JSON encoding sends
                     if avro_string(c, &val, err) < 0:
                         return -1
                     if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
                         return -1
                     span_in_scratch(&e.v, start, self.avro_scratch.len - start)
-                else:                             # Timestamp{location, value}
+                else:                             # SAV_TIMESTAMP: Timestamp{location, value}
                     if avro_string(c, &loc, err) < 0 or avro_string(c, &val, err) < 0:
                         return -1
                     val.ascii = 0

@@ -2,11 +2,11 @@
 # ticdc_fast/_constants.py): the type-code -> kind table and the integer ranges per type and writer.
 
 # type code -> kind (0 = unknown type code), filled from the Python table at import
-cdef uint8_t TYPE_KIND[256]
+cdef uint8_t TYPE_KIND[TYPE_CODE_SLOTS]
 
 cdef void _init_kinds() noexcept:
     cdef int i
-    for i in range(256):
+    for i in range(TYPE_CODE_SLOTS):
         TYPE_KIND[i] = 0
 
 _init_kinds()

@@ -37,7 +37,6 @@ from .routing import SimpleRouter
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
-_BAD_ZONES_PER_MESSAGE = 256   # = the core's BAD_ZONE_SLOTS
 
 GENERIC_FIELDS = change_fields() + [
     pa.field("_ddl_type", pa.string()),
@@ -617,8 +616,8 @@ class SimpleDecoder:
         seen = self._batch.bad_zones
         count = seen[1] + 1 if seen[0] == msg else 1
         self._batch.bad_zones = (msg, count)
-        if count > _BAD_ZONES_PER_MESSAGE:
-            raise DecodeError(f"more than {_BAD_ZONES_PER_MESSAGE} distinct TIMESTAMP locations that "
+        if count > C.BAD_ZONE_SLOTS:
+            raise DecodeError(f"more than {C.BAD_ZONE_SLOTS} distinct TIMESTAMP locations that "
                               "are no time zone in one message", msg, 0, part="value")
 
     def _run_one(self, value: bytes, msg: int) -> None:
