@@ -111,30 +111,34 @@ def _shortest_digits(x: float, bits: int) -> tuple[str, int]:
     return stripped.rstrip("0"), exp
 
 
-def format_float(x: float, bits: int) -> str:
-    """Shortest round-trip text for a float32 (bits=32) or float64 value, Go encoding/json style."""
+def float_text(x: float, bits: int, plain: bool = False) -> str:
+    """The shortest text that reads back as x at this width (a float32 value when bits == 32):
+    Go's strconv form (an exponent for very large or small values), or plain, never an exponent;
+    a negative zero is "-0".  The core's ``float_text``."""
     if math.isnan(x) or math.isinf(x):
         raise ValueProblem("NaN or infinite float")
     if x == 0:
         return "-0" if math.copysign(1.0, x) < 0 else "0"
     digits, exp = _shortest_digits(x, bits)
-    return _go_format(digits, exp, x < 0)
-
-
-def format_float_plain(x: float, bits: int) -> str:
-    """Go ``strconv.FormatFloat(x, 'f', -1, bits)``: shortest round-trip digits, never an exponent
-    (the simple protocol's float text)."""
-    if math.isnan(x) or math.isinf(x):
-        raise ValueProblem("NaN or infinite float")
-    if x == 0:
-        return "-0" if math.copysign(1.0, x) < 0 else "0"
-    digits, exp = _shortest_digits(x, bits)
+    if not plain:
+        return _go_format(digits, exp, x < 0)
     sign = "-" if x < 0 else ""
     if exp <= 0:
         return f"{sign}0.{'0' * (-exp)}{digits}"
     if exp >= len(digits):
         return f"{sign}{digits}{'0' * (exp - len(digits))}"
     return f"{sign}{digits[:exp]}.{digits[exp:]}"
+
+
+def format_float(x: float, bits: int) -> str:
+    """Shortest round-trip text for a float32 (bits=32) or float64 value, Go encoding/json style."""
+    return float_text(x, bits)
+
+
+def format_float_plain(x: float, bits: int) -> str:
+    """Go ``strconv.FormatFloat(x, 'f', -1, bits)``: shortest round-trip digits, never an exponent
+    (the simple protocol's float text)."""
+    return float_text(x, bits, plain=True)
 
 
 def to_float32(x: float) -> float:

@@ -917,8 +917,6 @@ cdef class AvroPlan:
         cdef char* out
         cdef Py_ssize_t start, k
         cdef int tn, bits
-        cdef char digits[24]
-        cdef int nd, e10
         cdef uint64_t u
         cdef const uint8_t* q
         if buf_reserve(&self.scratch, 400) < 0:
@@ -986,17 +984,7 @@ cdef class AvroPlan:
                 v.p = NULL
                 memcpy(&v.n, &f64, 8)
                 return 0
-            if f64 == 0:
-                if signbit(f64):
-                    out[0] = 45
-                    out[1] = 48
-                    tn = 2
-                else:
-                    out[0] = 48
-                    tn = 1
-            else:
-                shortest_from_value(f64, bits, digits, &nd, &e10)
-                tn = go_format_digits(digits, nd, e10, f64 < 0, out)
+            tn = float_text(f64, bits, 0, out)
             span_in_scratch(v, start, tn)
             self.scratch.len += tn
             return 0

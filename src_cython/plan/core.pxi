@@ -569,8 +569,7 @@ cdef class PlanCore:
         cdef uint64_t hi
         cdef double x
         cdef char txt[48]
-        cdef char digits[24]
-        cdef int n, nd, e10
+        cdef int n
         if e.v.kind == J_RAWINT:
             iv.neg = e.v.neg
             iv.mag = <uint64_t>e.v.n
@@ -580,13 +579,7 @@ cdef class PlanCore:
             n = int_to_text(&iv, txt)
         else:
             memcpy(&x, &e.v.n, 8)
-            if x == 0:
-                n = 2 if signbit(x) else 1
-                txt[0] = 45 if signbit(x) else 48
-                txt[1] = 48
-            else:
-                shortest_from_value(x, 32 if e.t == T_FLOAT else 64, digits, &nd, &e10)
-                n = go_format_digits(digits, nd, e10, x < 0, txt)
+            n = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
         if buf_append(&out.data, txt, n) < 0:
             return _oom(err)
         return _close(out, 1, err)
@@ -1033,8 +1026,7 @@ cdef class PlanCore:
         cdef uint64_t hi
         cdef double x
         cdef float f
-        cdef char digits[24]
-        cdef int nd, e10, tn
+        cdef int tn
         cdef uint64_t limbs[2]
         if e.v.kind == J_RAWINT:
             iv.neg = e.v.neg
@@ -1057,13 +1049,7 @@ cdef class PlanCore:
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
                 return 0 if fix_push(&self.t_fix[j], &f) == 0 else -1
-            if x == 0:
-                tn = 2 if signbit(x) else 1
-                txt[0] = 45 if signbit(x) else 48
-                txt[1] = 48
-            else:
-                shortest_from_value(x, 32 if e.t == T_FLOAT else 64, digits, &nd, &e10)
-                tn = go_format_digits(digits, nd, e10, x < 0, txt)
+            tn = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
         # the text form, for string/decimal/bool targets and for errors worded like the twin's
         tmp[0] = e[0]
         tmp.v.p = <const uint8_t*>txt

@@ -1164,8 +1164,6 @@ cdef class SimplePlan:
         cdef Py_ssize_t start
         cdef int tn
         cdef IntVal iv
-        cdef char digits[24]
-        cdef int nd, e10
         cdef Py_ssize_t pos = 0
         self._image_start(p, img)
         while True:
@@ -1263,7 +1261,7 @@ cdef class SimplePlan:
                         e.v.p = NULL
                         memcpy(&e.v.n, &f64, 8)
                     else:
-                        tn = _plain_float(f64, 32 if (idx == SAV_FLOAT or e.t == T_FLOAT) else 64, out)
+                        tn = float_text(f64, 32 if (idx == SAV_FLOAT or e.t == T_FLOAT) else 64, 1, out)
                         span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == SAV_STRING:                    # string
@@ -1382,7 +1380,7 @@ cdef class SimplePlan:
             return self.core._render_raw(e, out, err)
         if s.kind == J_RAWF64:       # the simple protocol writes floats plain, never with an exponent
             memcpy(&x, &s.n, 8)
-            n = _plain_float(x, 32 if kind == K_FLOAT32 else 64, txt)
+            n = float_text(x, 32 if kind == K_FLOAT32 else 64, 1, txt)
             if buf_append(&out.data, txt, n) < 0:
                 return -1
             return _close(out, 1, err)
@@ -1606,20 +1604,6 @@ cdef int _json_u64(const Span* v, uint64_t* out) noexcept nogil:
 cdef inline void _put2(char* out, int v) noexcept nogil:
     out[0] = <char>(48 + v // 10)
     out[1] = <char>(48 + v % 10)
-
-
-cdef int _plain_float(double x, int bits, char* out) noexcept nogil:
-    cdef char digits[24]
-    cdef int nd, e10
-    if x == 0:
-        if signbit(x):
-            out[0] = 45
-            out[1] = 48
-            return 2
-        out[0] = 48
-        return 1
-    shortest_from_value(x, bits, digits, &nd, &e10)
-    return plain_format_digits(digits, nd, e10, x < 0, out)
 
 
 cdef void _push_py_text(VarCol* col, object v):

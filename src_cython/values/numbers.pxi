@@ -640,6 +640,20 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, i
             return -1
         x = <double>f
     value[0] = x
+    if x == 0 or shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
+        return float_text(x, bits, plain, out)
+    negative = x < 0
+    if plain:
+        return plain_format_digits(digits, nd, e10, negative, out)
+    return go_format_digits(digits, nd, e10, negative, out)
+
+
+cdef int float_text(double x, int bits, int plain, char* out) noexcept nogil:
+    """The shortest text that reads back as x (finite; a float32 value when bits == 32), in Go's
+    strconv form (an exponent for very large or small values) or plain (never an exponent), a
+    negative zero as "-0"; returns its length (at most 400 bytes)."""
+    cdef char digits[24]
+    cdef int nd, e10
     if x == 0:
         if signbit(x):
             out[0] = 45
@@ -647,12 +661,10 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, i
             return 2
         out[0] = 48
         return 1
-    negative = x < 0
-    if shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
-        shortest_from_value(x, bits, digits, &nd, &e10)
+    shortest_from_value(x, bits, digits, &nd, &e10)
     if plain:
-        return plain_format_digits(digits, nd, e10, negative, out)
-    return go_format_digits(digits, nd, e10, negative, out)
+        return plain_format_digits(digits, nd, e10, x < 0, out)
+    return go_format_digits(digits, nd, e10, x < 0, out)
 
 
 def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
@@ -662,8 +674,6 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
     cdef Py_ssize_t n = data.shape[0] // 8, i, k = 0, cap = n * 26 + 400
     cdef bint out_of_memory = False
     cdef double x
-    cdef char digits[24]
-    cdef int nd, e10
     cdef char* o
     cdef char* grown
     if bits != 32 and bits != 64:
@@ -688,18 +698,7 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
                 memcpy(&x, &data[0] + 8 * i, 8)
                 if bits == 32:
                     x = <double><float>x
-                if x == 0:
-                    if signbit(x):
-                        o[k] = 45
-                        k += 1
-                    o[k] = 48
-                    k += 1
-                else:
-                    shortest_from_value(x, bits, digits, &nd, &e10)
-                    if plain:
-                        k += plain_format_digits(digits, nd, e10, x < 0, o + k)
-                    else:
-                        k += go_format_digits(digits, nd, e10, x < 0, o + k)
+                k += float_text(x, bits, plain, o + k)
                 o[k] = 10
                 k += 1
         if out_of_memory:
