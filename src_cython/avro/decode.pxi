@@ -1023,12 +1023,12 @@ cdef class AvroPlan:
             while k < raw.n:
                 u = (u << 8) | raw.p[k]
                 k += 1
-            iv.neg = 0
-            iv.mag = u
-            tn = int_to_text(&iv, out)
-            span_in_scratch(v, start, tn)
-            v.kind = J_INT
-            self.scratch.len += tn
+            # an unsigned integer like any other (BIT's kind): kept as its value, never as text
+            v.kind = J_RAWINT
+            v.neg = 0
+            v.in_scratch = 0
+            v.n = <Py_ssize_t>u
+            v.p = NULL
             return 0
         if b64_encode(raw.p, raw.n, &self.scratch) < 0:
             return -1
