@@ -7,7 +7,7 @@ import json
 
 import pyarrow as pa
 import pytest
-from conftest import frame, u64
+from conftest import confluent_framed, frame, include_before_value_schemas, tidb_typed, u64
 
 import ticdc_fast
 from ticdc_fast.testing import (AvroEncoder, SimpleBootstrap, SimpleColumn, SimpleDML, SimpleEncoder,
@@ -196,9 +196,155 @@ def test_simple_json_syntax_errors_are_the_core_scanners(impl, cut, reason):
     assert _simple_error(impl, values) == (1, reason, "value", len(values[1]), None)
 
 
-def test_simple_invalid_utf8_is_reported_at_byte_0(impl):
-    values = _simple(b'{"id":"1","ti":"\xff"}')
-    assert _simple_error(impl, values) == (1, "malformed JSON: invalid UTF-8", "value", 0, None)
+@pytest.mark.parametrize("bad", [b"\xff", b"\xe6\x97x", b"\xed\xa0\x80", b"\xc0\xaf"],
+                         ids=["byte", "cut-sequence", "surrogate", "overlong"])
+def test_simple_invalid_utf8_is_reported_at_its_first_bad_sequence(impl, bad):
+    values = _simple(b'{"id":"1","d":"\xc3\xa9t\xc3\xa9","ti":"' + bad + b'"}')
+    assert _simple_error(impl, values) == (1, "malformed JSON: invalid UTF-8", "value",
+                                           values[1].index(bad), None)
+
+
+def test_simple_invalid_utf8_cut_at_the_end_is_reported_at_its_lead_byte(impl):
+    values = _simple(b'{"id":"1"}')
+    at = len(values[1])
+    values[1] += b"\xe6\x97"
+    assert _simple_error(impl, values) == (1, "malformed JSON: invalid UTF-8", "value", at, None)
+
+
+# the envelope's own faults name the value at fault
+def _member_value(value: bytes, name: bytes) -> int:
+    """Offset of the value of the (last) top-level member ``name``."""
+    return value.rindex(b'"' + name + b'":') + len(name) + 3
+
+
+def _simple_dml(**kw) -> list[bytes]:
+    enc = SimpleEncoder("json")
+    return [enc.encode_value(SimpleBootstrap(TABLE)),
+            enc.encode_value(SimpleDML(TABLE, kw.pop("op", "INSERT"), kw.pop("commit_ts", make_tso(T0)), **kw))]
+
+
+@pytest.mark.parametrize("field, kw", [
+    ("commitTs", dict(commit_ts=1 << 63)),
+    ("tableID", dict(table_id=(1 << 64) - 1)),
+    ("buildTs", dict(build_ts=1 << 63)),
+])
+def test_simple_envelope_number_beyond_int64_names_its_value(impl, field, kw):
+    values = _simple_dml(data={"id": 1}, **kw)
+    assert _simple_error(impl, values) == (1, f"{field} out of int64 range", "value",
+                                           _member_value(values[1], field.encode()), None)
+
+
+def test_simple_repeated_envelope_member_fails_at_its_last_copy(impl):
+    values = _simple_dml(data={"id": 1})
+    values[1] = values[1][:-1] + b',"buildTs":9223372036854775808}'
+    assert _simple_error(impl, values) == (1, "buildTs out of int64 range", "value",
+                                           _member_value(values[1], b"buildTs"), None)
+
+
+@pytest.mark.parametrize("op, image, other", [("INSERT", b"data", b"old"), ("UPDATE", b"old", b"data"),
+                                               ("DELETE", b"old", b"data")])
+def test_simple_dml_without_its_image_fails_at_its_type(impl, op, image, other):
+    values = _simple_dml(op=op, data={"id": 1}, old={"id": 1})
+    values[1] = values[1].replace(b'"' + image + b'":', b'"' + other + b'":')   # the encoder writes both
+    assert _simple_error(impl, values) == (1, f"{op} without the image it needs", "value",
+                                           _member_value(values[1], b"type"), None)
+
+
+@pytest.mark.parametrize("checksum, member, token", [
+    (b'{"version":"1"}', "version", b'"1"'),
+    (b'{"version":2147483648,"corrupted":1}', "version", b"2147483648"),
+    (b'{"version":1,"corrupted":1,"current":-1}', "corrupted", b'1,"current"'),
+    (b'{"current":1.5}', "current", b"1.5"),
+    (b'{"previous":null,"current":18446744073709551615}', "previous", b"null"),
+    (b'{"current":true,"current":7,"previous":[1]}', "previous", b"[1]"),
+])
+def test_simple_checksum_member_of_a_wrong_form_names_its_value(impl, checksum, member, token):
+    values = _simple_dml(data={"id": 1})
+    values[1] = values[1][:-1] + b',"checksum":' + checksum + b"}"
+    at = values[1].rindex(b'"checksum":') + len(b'"checksum":') + checksum.index(token)
+    assert _simple_error(impl, values) == (1, f"invalid checksum object ({member})", "value", at, None)
+
+
+def test_simple_checksum_minus_zero_is_zero(impl):
+    values = _simple_dml(data={"id": 1})
+    values[1] = values[1][:-1] + b',"checksum":{"version":-0,"current":-0}}'
+    row = ticdc_fast.SimpleDecoder("json", implementation=impl).decode(None, values).to_pylist()[-1]
+    assert (row["_checksum_version"], row["_checksum_current"]) == (0, 0)
+
+
+def test_simple_timestamp_location_too_long_to_load_names_the_location(impl):
+    location = "Zone/" + "x" * 300
+    ts = json.dumps({"location": location, "value": "2024-01-01 00:00:00"}).encode()
+    values = _simple(b'{"id":"1","ts":' + ts + b"}")
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        ticdc_fast.SimpleDecoder("json", implementation=impl).decode(None, values)
+    e = ei.value
+    assert e.reason.startswith("TIMESTAMP location: ")
+    assert (e.message_index, e.part, e.byte_offset, e.column) == (1, "value", values[1].index(b'"Zone/'), None)
+
+
+# --------------------------------------------------------------------------- simple protocol, Avro
+def _first_difference(a: bytes, b: bytes) -> int:
+    return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+
+
+def _simple_avro(table=TABLE, **kw) -> tuple[list[bytes], bytes]:
+    """A BOOTSTRAP and a DML of the Avro encoding, and a twin DML whose bytes first differ from it
+    at the value under test (each keyword a pair: this message's value, the twin's)."""
+    enc = SimpleEncoder("avro")
+    this = {k: v[0] for k, v in kw.items()}
+    other = {k: v[1] for k, v in kw.items()}
+    base = dict(op="INSERT", commit_ts=make_tso(T0), build_ts=T0, data={"id": 1})
+
+    def dml(over):
+        args = {**base, **over}
+        return enc.encode_value(SimpleDML(table, args.pop("op"), args.pop("commit_ts"), **args))
+    return [enc.encode_value(SimpleBootstrap(table)), dml(this)], dml(other)
+
+
+def _simple_avro_error(impl, values):
+    return _error(lambda: ticdc_fast.SimpleDecoder("avro", implementation=impl).decode(None, values))
+
+
+@pytest.mark.parametrize("field, kw", [
+    ("commitTs", dict(commit_ts=((1 << 64) - 1, (1 << 64) - 2))),
+    ("tableID", dict(table_id=(-1, -2))),       # uint64 values written as Go's int64
+    ("buildTs", dict(build_ts=(-1, -2))),
+])
+def test_simple_avro_envelope_long_beyond_int64_names_its_value(impl, field, kw):
+    values, other = _simple_avro(**kw)
+    assert _simple_avro_error(impl, values) == (1, f"{field} out of int64 range", "value",
+                                                _first_difference(values[1], other), None)
+
+
+def test_simple_avro_dml_without_its_image_fails_at_its_type(impl):
+    values, other = _simple_avro(op=("INSERT", "UPDATE"), old=(None, {"id": 1}))
+    # the INSERT ends with data = 0x02 + map, old = 0x00; the UPDATE with both maps
+    image = values[1][-(len(other) - len(values[1])) - 1:-1]
+    assert other.endswith(b"\x02" + image + b"\x02" + image)
+    values[1] = values[1][:-len(image) - 2] + b"\x00\x02" + image          # sent as old, not data
+    assert _simple_avro_error(impl, values) == (1, "INSERT without the image it needs", "value",
+                                                _first_difference(values[1], other), None)
+
+
+@pytest.mark.parametrize("location", [b"UT\xff", b"Zone/" + b"x" * 300], ids=["not-utf8", "too-long"])
+def test_simple_avro_timestamp_location_that_cannot_load_names_the_location(impl, location):
+    values, _ = _simple_avro(data=({"id": 1, "ts": ("UTC", "2024-01-01 00:00:00")},) * 2)
+    at = values[1].index(b"\x06UTC")            # the location's length, then its bytes
+    values[1] = values[1][:at] + _zigzag_long(len(location)) + location + values[1][at + 4:]
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        ticdc_fast.SimpleDecoder("avro", implementation=impl).decode(None, values)
+    e = ei.value
+    assert e.reason.startswith("TIMESTAMP location: ")
+    assert (e.message_index, e.part, e.byte_offset, e.column) == (1, "value", at, None)
+
+
+def _zigzag_long(n: int) -> bytes:
+    z, out = (n << 1) ^ (n >> 63), bytearray()
+    while z > 0x7F:
+        out.append(z & 0x7F | 0x80)
+        z >>= 7
+    return bytes(out + bytes([z]))
 
 
 # --------------------------------------------------------------------------- Avro protocol
@@ -304,3 +450,45 @@ def test_bad_byte_after_a_long_digit_run_is_found_at_its_byte(impl, digits, tail
         if impl == "cython":                 # the twin defines the reason and the byte
             k, v = frame([(KEY, value)])
             assert got == _error(lambda: ticdc_fast.OpenDecoder(implementation="python").decode([k], [v]))
+
+
+_AVRO_FIELDS = [{"name": "id", "type": tidb_typed("long", "BIGINT")},
+                {"default": None, "name": "v", "type": ["null", tidb_typed("string", "TEXT")]}]
+_AVRO_KEY, _AVRO_VALUE = include_before_value_schemas(_AVRO_FIELDS)
+_AVRO_SCHEMAS = {1: json.dumps(_AVRO_KEY), 2: json.dumps(_AVRO_VALUE)}
+
+
+def _avro_row(**kw) -> bytes:
+    record = dict(id=5, v="new", _ticdc_before=None, _tidb_op="c", _tidb_commit_ts=make_tso(T0),
+                  _tidb_commit_physical_time=0)
+    return confluent_framed(2, _AVRO_VALUE, {**record, **kw})
+
+
+def _avro_error(impl, keys, values, **kw):
+    dec = ticdc_fast.AvroDecoder(schemas=_AVRO_SCHEMAS, implementation=impl, **kw)
+    return _error(lambda: dec.decode(keys, values))
+
+
+def test_avro_negative_commit_ts_names_its_value(impl):
+    value = _avro_row(_tidb_commit_ts=-1)
+    at = _first_difference(value, _avro_row(_tidb_commit_ts=-2))
+    key = confluent_framed(1, _AVRO_KEY, {"id": 5})
+    assert _avro_error(impl, [key], [value]) == (0, "commit ts out of range", "value", at, None)
+
+
+@pytest.mark.parametrize("kind", [b"\x02", b"\x03"], ids=["checkpoint", "delete"])
+def test_avro_control_commit_ts_beyond_int64_names_its_8_bytes(impl, kind):
+    key = confluent_framed(1, _AVRO_KEY, {"id": 5}) if kind == b"\x03" else None
+    value = kind + (1 << 63).to_bytes(8, "big")
+    assert _avro_error(impl, [key], [value]) == (0, "commit ts out of range", "value", 1, None)
+
+
+@pytest.mark.parametrize("v", ["extra", None], ids=["value", "null"])
+def test_avro_column_not_in_the_target_names_its_value(impl, v):
+    key = confluent_framed(1, _AVRO_KEY, {"id": 5})
+    value = _avro_row(v=v)
+    # the value, after its union index (the byte that differs between a null and a string)
+    at = _first_difference(value, _avro_row(v=None if v else "x")) + 1
+    got = _avro_error(impl, [key], [value], table="db.t", schema=pa.schema([("id", pa.int64())]),
+                      extra_columns="error")
+    assert got == (0, "column is not in the target schema", "value", at, "v")

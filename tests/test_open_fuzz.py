@@ -37,7 +37,7 @@ def _outcome(impl, keys, values, **kw):
     except ticdc_fast.DecodeError as exc:
         assert isinstance(exc, ValueError)
         assert exc.message_index is None or 0 <= exc.message_index < len(keys)
-        return ("error", exc.message_index)
+        return ("error", exc.message_index, exc.part, exc.byte_offset, exc.column, exc.reason)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -90,6 +90,7 @@ cdef struct RecInfo:
     Span op
     Span checksum
     int64_t commit_ts
+    Py_ssize_t commit_ts_at    # byte offset of the value, for its range error
     int has_commit_ts
     int has_op
     int has_checksum
@@ -788,7 +789,7 @@ cdef class AvroPlan:
                     return fail_at(err, 0, "delete event value must be 0x03 + 8 bytes")
                 u = _be64(vp + 1)
                 if u > 9223372036854775807ULL:
-                    return fail_at(err, 0, "commit ts out of range")
+                    return fail_at(err, 1, "commit ts out of range")
                 info.commit_ts = <int64_t>u
                 info.has_commit_ts = 1
             fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
@@ -798,7 +799,7 @@ cdef class AvroPlan:
                 return fail_at(err, 0, "checkpoint value must be 0x02 + 8 bytes")
             u = _be64(vp + 1)
             if u > 9223372036854775807ULL:
-                return fail_at(err, 0, "commit ts out of range")
+                return fail_at(err, 1, "commit ts out of range")
             info.commit_ts = <int64_t>u
             info.has_commit_ts = 1
             if self.core.typed and not self.control_events:
@@ -831,7 +832,7 @@ cdef class AvroPlan:
         else:
             return fail_at(err, info.op.off, "unknown _tidb_op")
         if info.has_commit_ts and info.commit_ts < 0:
-            return fail_at(err, 0, "commit ts out of range")
+            return fail_at(err, info.commit_ts_at, "commit ts out of range")
         if op == OP_DELETE:
             return self._emit(op, &info, vplan, vplan, kplan, NULL, &self.core.images[IMG_U], msg, err)
         return self._emit(op, &info, vplan, vplan, kplan, &self.core.images[IMG_U],
@@ -1144,6 +1145,7 @@ cdef class AvroPlan:
 
     cdef int _extension(self, Cur* c, AvField* f, AvBranch* b, RecInfo* info, Err* err) noexcept nogil:
         cdef int64_t lv
+        cdef Py_ssize_t at
         cdef Span s
         if b.kind == AV_NULL:
             return 0
@@ -1159,6 +1161,7 @@ cdef class AvroPlan:
                     info.has_checksum = 1
             return 0
         if b.kind == AV_INT or b.kind == AV_LONG:
+            at = c.pos - c.start
             if avro_long(c, &lv, err) < 0:
                 return -1
             if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
@@ -1166,6 +1169,7 @@ cdef class AvroPlan:
             if info != NULL:
                 if f.role == ROLE_COMMIT_TS:
                     info.commit_ts = lv
+                    info.commit_ts_at = at
                     info.has_commit_ts = 1
                 elif f.role == ROLE_CKVER:
                     info.ckver = <int32_t>lv
@@ -1210,7 +1214,7 @@ cdef class AvroPlan:
                             break
                 if e != NULL:
                     set_column(err, e.name.p, e.name.n)
-                    return fail_at(err, 0, "column is not in the target schema")
+                    return fail_at(err, e.v.off, "column is not in the target schema")
                 tp.extra_checked = 1
         if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0:
             return -1

@@ -88,6 +88,21 @@ cdef struct TablePlan:
     uint8_t* name_kind       # per column: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
 
 
+# a checksum member of a wrong form (JSON), reported once the row is otherwise whole, as the twin
+cdef enum:
+    CK_OK = 0
+    CK_VERSION
+    CK_CORRUPTED
+    CK_CURRENT
+    CK_PREVIOUS
+
+cdef const char* CK_FAULT_TEXT[5]
+CK_FAULT_TEXT[CK_VERSION] = b"invalid checksum object (version)"
+CK_FAULT_TEXT[CK_CORRUPTED] = b"invalid checksum object (corrupted)"
+CK_FAULT_TEXT[CK_CURRENT] = b"invalid checksum object (current)"
+CK_FAULT_TEXT[CK_PREVIOUS] = b"invalid checksum object (previous)"
+
+
 cdef struct DmlInfo:
     Span database
     Span table
@@ -106,8 +121,11 @@ cdef struct DmlInfo:
     int hko
     int has_ck
     int ck_corrupted
+    int ck_fault           # CK_* of the first checksum member of a wrong form (JSON), CK_OK if none
     int op
     int plan
+    # byte offsets of the envelope values an error may name (the last copy of a repeated member)
+    Py_ssize_t type_at, commit_ts_at, build_ts_at, schema_version_at, table_id_at, ck_fault_at
 
 
 cdef void _free_table_plan(TablePlan* p) noexcept nogil:
@@ -151,6 +169,7 @@ cdef class SimplePlan:
     cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
     cdef public object pending_zone
+    cdef public Py_ssize_t pending_zone_at   # byte offset of that TIMESTAMP location
     # the simple protocol's own output columns: indexes in the core's column set
     cdef int col_ddl_type
     cdef int col_table_schema
@@ -621,6 +640,7 @@ cdef class SimplePlan:
             raise_decode_error(err, "simple-protocol", "value")
         if rc == RUN_STOP and err.has_column == 2:
             self.pending_zone = err.column[:err.column_len].decode("utf-8", "replace")
+            self.pending_zone_at = err.offset
         return i
 
     cdef int _message(self, const uint8_t* p, Py_ssize_t n, Py_ssize_t msg, Err* err) noexcept nogil:
@@ -638,7 +658,7 @@ cdef class SimplePlan:
         else:
             # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
             if not utf8_valid(p, n):
-                return fail_at(err, 0, "malformed JSON: invalid UTF-8")
+                return fail_at(err, utf8_first_invalid(p, n), "malformed JSON: invalid UTF-8")
             rc = self._json_dml(&c, &d, err)
             if rc != RUN_OK:
                 # the one-pass reader judged members as they came; a repeated key must be judged
@@ -829,8 +849,9 @@ cdef class SimplePlan:
             d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
 
     cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
-        """The checksum object, a repeated field's last copy winning: 0, 1 a form left to the
-        slow path, -1 malformed."""
+        """The checksum object, a repeated field's last copy winning: 0, or -1 malformed.  The
+        first member of a wrong form (in the order version, corrupted, current, previous) is kept
+        in d.ck_fault and fails the row once the row is otherwise whole."""
         cdef Cur c
         cdef Span name, v, version, corrupted, current, previous
         cdef int r
@@ -861,21 +882,22 @@ cdef class SimplePlan:
                 return -1
             r = 1 - r
         d.has_ck = 1
+        d.ck_fault = CK_OK
         if version.kind != J_ABSENT:
-            if _json_u64(&version, &u) < 0 or u > 2147483647:
-                return 1
+            if _json_u64_or_minus_zero(&version, &u) < 0 or u > 2147483647:
+                return _checksum_fault(d, CK_VERSION, &version)
             d.ck_version = <int64_t>u
         if corrupted.kind != J_ABSENT:
             if corrupted.kind != J_TRUE and corrupted.kind != J_FALSE:
-                return 1
+                return _checksum_fault(d, CK_CORRUPTED, &corrupted)
             d.ck_corrupted = corrupted.kind == J_TRUE
         if current.kind != J_ABSENT:
-            if _json_u64(&current, &d.ck_current) < 0:
-                return 1
+            if _json_u64_or_minus_zero(&current, &d.ck_current) < 0:
+                return _checksum_fault(d, CK_CURRENT, &current)
             d.ck_current &= 0xFFFFFFFFULL
         if previous.kind != J_ABSENT:
-            if _json_u64(&previous, &d.ck_previous) < 0:
-                return 1
+            if _json_u64_or_minus_zero(&previous, &d.ck_previous) < 0:
+                return _checksum_fault(d, CK_PREVIOUS, &previous)
             d.ck_previous &= 0xFFFFFFFFULL
         return 0
 
@@ -1036,6 +1058,7 @@ cdef class SimplePlan:
         if z < 0:
             # ask the caller to load the zone, then run again from this message
             err.has_column = 2
+            err.offset = loc.off          # where the location is, should it never load
             if loc.n > 0:
                 memcpy(err.column, loc.p, loc.n if loc.n < 255 else 255)
             err.column_len = loc.n if loc.n < 255 else 255
@@ -1068,25 +1091,30 @@ cdef class SimplePlan:
             return -1
         if avro_string(c, &d.database, err) < 0 or avro_string(c, &d.table, err) < 0:
             return -1
+        d.table_id_at = c.pos - c.start
         if avro_long(c, &v, err) < 0:
             return -1
         d.table_id = <uint64_t>v
         d.has_table_id = 1
         at = c.pos
+        d.type_at = c.pos - c.start
         if avro_long(c, &v, err) < 0:                     # type: DMLType enum
             return -1
         if v < 0 or v > 2:
             c.pos = at
             return fail(err, c, "Avro enum index out of range")
         d.op = <int>v
+        d.commit_ts_at = c.pos - c.start
         if avro_long(c, &v, err) < 0:
             return -1
         d.commit_ts = <uint64_t>v
         d.has_commit_ts = 1
+        d.build_ts_at = c.pos - c.start
         if avro_long(c, &v, err) < 0:
             return -1
         d.build_ts = <uint64_t>v
         d.has_build_ts = 1
+        d.schema_version_at = c.pos - c.start
         if avro_long(c, &v, err) < 0:
             return -1
         d.schema_version = <uint64_t>v
@@ -1300,25 +1328,25 @@ cdef class SimplePlan:
         self.cur_plan = d.plan
         if d.op == OP_INSERT:
             if not d.has_data:
-                return fail_at(err, 0, "INSERT without the image it needs")
+                return fail_at(err, d.type_at, "INSERT without the image it needs")
             a = &self.core.images[IMG_U]
         elif d.op == OP_UPDATE:
             if not (d.has_data and d.has_old):
-                return fail_at(err, 0, "UPDATE without the image it needs")
+                return fail_at(err, d.type_at, "UPDATE without the image it needs")
             a = &self.core.images[IMG_U]
             b = &self.core.images[IMG_P]
         else:
             if not d.has_old:
-                return fail_at(err, 0, "DELETE without the image it needs")
+                return fail_at(err, d.type_at, "DELETE without the image it needs")
             b = &self.core.images[IMG_P]
         if d.commit_ts > 9223372036854775807ULL:
-            return fail_at(err, 0, "commitTs out of int64 range")
+            return fail_at(err, d.commit_ts_at, "commitTs out of int64 range")
         if d.schema_version > 9223372036854775807ULL:
-            return fail_at(err, 0, "schemaVersion out of int64 range")
+            return fail_at(err, d.schema_version_at, "schemaVersion out of int64 range")
         if d.has_table_id and d.table_id > 9223372036854775807ULL:
-            return fail_at(err, 0, "tableID out of int64 range")
+            return fail_at(err, d.table_id_at, "tableID out of int64 range")
         if d.has_build_ts and d.build_ts > 9223372036854775807ULL:
-            return fail_at(err, 0, "buildTs out of int64 range")
+            return fail_at(err, d.build_ts_at, "buildTs out of int64 range")
         if self.core.typed:
             if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
                     and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(self.schema_name_ptr), p.db_len)
@@ -1334,6 +1362,8 @@ cdef class SimplePlan:
             return -1
         if self.core._push_text(CS_CCL, &d.ccl, err) < 0:
             return -1
+        if d.ck_fault != CK_OK:
+            return fail_at(err, d.ck_fault_at, CK_FAULT_TEXT[d.ck_fault])
         if fix_push(&cs.fix[self.col_schema_version], &d.schema_version) < 0 \
                 or _push_opt(&cs.fix[self.col_table_id], &d.table_id, d.has_table_id) < 0 \
                 or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, d.has_build_ts) < 0 \
@@ -1601,6 +1631,21 @@ cdef int _json_u64(const Span* v, uint64_t* out) noexcept nogil:
     return 0
 
 
+cdef int _json_u64_or_minus_zero(const Span* v, uint64_t* out) noexcept nogil:
+    """_json_u64 that also takes -0, which JSON readers (Go's, orjson) read as the integer 0."""
+    cdef IntVal iv
+    if v.kind == J_INT and parse_int_text(v.p, v.n, &iv) == 0 and iv.neg and iv.mag == 0:
+        out[0] = 0
+        return 0
+    return _json_u64(v, out)
+
+
+cdef inline int _checksum_fault(DmlInfo* d, int fault, const Span* v) noexcept nogil:
+    d.ck_fault = fault
+    d.ck_fault_at = v.off
+    return 0
+
+
 cdef inline void _put2(char* out, int v) noexcept nogil:
     out[0] = <char>(48 + v // 10)
     out[1] = <char>(48 + v % 10)
@@ -1631,6 +1676,7 @@ cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo
         if v.kind != J_STR:
             return RUN_STOP
         d.type = v[0]
+        d.type_at = v.off
     elif kid == EK_DATABASE:
         if v.kind != J_STR:
             return RUN_STOP
@@ -1659,18 +1705,22 @@ cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo
         if _json_u64(v, &d.commit_ts) < 0:
             return RUN_STOP
         d.has_commit_ts = 1
+        d.commit_ts_at = v.off
     elif kid == EK_SCHEMAVERSION:
         if _json_u64(v, &d.schema_version) < 0:
             return RUN_STOP
         d.has_version = 1
+        d.schema_version_at = v.off
     elif kid == EK_TABLEID:
         if _json_u64(v, &d.table_id) < 0:
             return RUN_STOP
         d.has_table_id = 1
+        d.table_id_at = v.off
     elif kid == EK_BUILDTS:
         if _json_u64(v, &d.build_ts) < 0:
             return RUN_STOP
         d.has_build_ts = 1
+        d.build_ts_at = v.off
     elif kid == EK_CLAIMCHECKLOCATION:
         if v.kind == J_STR:
             d.ccl = v[0]
@@ -1684,7 +1734,7 @@ cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo
     elif kid == EK_CHECKSUM:
         if v.kind == J_OBJ:
             if plan._json_checksum(v, d, err) != 0:
-                return RUN_STOP
+                return -1
         elif v.kind != J_NULL:
             return RUN_STOP
     elif kid == EK_TABLESCHEMA or kid == EK_PRETABLESCHEMA or kid == EK_SQL:

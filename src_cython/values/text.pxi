@@ -154,6 +154,21 @@ cdef int _utf8_valid_any(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return st == U8_ACCEPT
 
 
+cdef Py_ssize_t utf8_first_invalid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Offset of the first byte of the first ill-formed sequence in p[:n] (Python's
+    UnicodeDecodeError.start), n if there is none.  A cold path: for the error of text that
+    utf8_valid refused."""
+    cdef Py_ssize_t i, start = 0
+    cdef uint64_t st = U8_ACCEPT
+    for i in range(n):
+        if st == U8_ACCEPT:
+            start = i
+        st = (UTF8_ROW[p[i]] >> st) & 63
+        if st == U8_REJECT:
+            return start
+    return start if st != U8_ACCEPT else n
+
+
 cdef int utf8_replace_invalid(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
     """Append p[:n] with every maximal ill-formed subpart replaced by U+FFFD: the same output as
     Python's ``bytes.decode("utf-8", errors="replace")``.  A cold path: only text that

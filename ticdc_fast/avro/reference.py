@@ -28,10 +28,10 @@ _I64 = (1 << 63) - 1
 
 class _RecInfo:
     """What the TiDB extension fields of one value record said (as the core's RecInfo)."""
-    __slots__ = ("op", "op_at", "commit_ts", "checksum", "checksum_at", "corrupted", "ckver")
+    __slots__ = ("op", "op_at", "commit_ts", "commit_ts_at", "checksum", "checksum_at", "corrupted", "ckver")
 
     def __init__(self):
-        self.op = self.op_at = self.commit_ts = self.checksum = self.checksum_at = None
+        self.op = self.op_at = self.commit_ts = self.commit_ts_at = self.checksum = self.checksum_at = None
         self.corrupted = self.ckver = None
 
 
@@ -191,7 +191,7 @@ class ReferenceAvroRows:
             if value is not None:
                 if len(value) != 9:
                     raise DecodeError("delete event value must be 0x03 + 8 bytes", i, 0, part="value")
-                row["_commit_ts"] = _ts(int.from_bytes(value[1:9], "big"), i)
+                row["_commit_ts"] = _ts(int.from_bytes(value[1:9], "big"), i, 1)
             ws = key_ws
             row.update(_op="DELETE", _schema=ws.database, _table=ws.table)
             self._emit(row, None, key_img, key_img, ws, i, None)
@@ -199,7 +199,7 @@ class ReferenceAvroRows:
         if value[0] == 2:
             if len(value) != 9:
                 raise DecodeError("checkpoint value must be 0x02 + 8 bytes", i, 0, part="value")
-            row.update(_op="RESOLVED", _commit_ts=_ts(int.from_bytes(value[1:9], "big"), i))
+            row.update(_op="RESOLVED", _commit_ts=_ts(int.from_bytes(value[1:9], "big"), i, 1))
             if self.cfg.targets is None or self.cfg.control_events:
                 self.rows.append(row)
             return
@@ -220,7 +220,7 @@ class ReferenceAvroRows:
         else:
             raise DecodeError("unknown _tidb_op", i, info.op_at, part="value")
         if info.commit_ts is not None:
-            row["_commit_ts"] = _ts(info.commit_ts, i)
+            row["_commit_ts"] = _ts(info.commit_ts, i, info.commit_ts_at)
         self._emit(row, after, before, key_img, ws, i, info)
 
     def _emit(self, row, after, before, key_img, ws, i, info):
@@ -229,9 +229,9 @@ class ReferenceAvroRows:
             return
         if cfg.targets is not None and cfg.extra_columns == "error" and ws.schema_id not in self._extra_checked:
             wanted = {t.name for t in cfg.targets}
-            for f, _, _ in (after if after is not None else before) or ():
+            for f, _, at in (after if after is not None else before) or ():
                 if f.name not in wanted:
-                    raise DecodeError("column is not in the target schema", i, 0, f.name, part="value")
+                    raise DecodeError("column is not in the target schema", i, at, f.name, part="value")
             self._extra_checked.add(ws.schema_id)
         if info is not None and info.checksum is not None:
             row["_checksum"] = None
@@ -304,10 +304,11 @@ def _extension(r: Reader, f, b, info: _RecInfo | None) -> None:
                 info.checksum, info.checksum_at = raw, at
         return
     if kind == AV_INT or kind == AV_LONG:
+        at = r.pos
         v = r.int32() if kind == AV_INT else r.long()
         if info is not None:
             if f.name == "_tidb_commit_ts":
-                info.commit_ts = v
+                info.commit_ts, info.commit_ts_at = v, at
             elif f.name == "_tidb_checksum_version":
                 info.ckver = (v + (1 << 31)) % (1 << 32) - (1 << 31)   # the core keeps an int32
         return
@@ -319,7 +320,8 @@ def _extension(r: Reader, f, b, info: _RecInfo | None) -> None:
     raise AvroError("unsupported type for a TiDB extension field", r.pos)
 
 
-def _ts(v, i):
+def _ts(v, i, at):
+    """A commit ts; ``at``: the byte offset of its value (1: the 8 bytes after a control byte)."""
     if v is None or not 0 <= v <= _I64:
-        raise DecodeError("commit ts out of range", i, 0, part="value")
+        raise DecodeError("commit ts out of range", i, at, part="value")
     return v

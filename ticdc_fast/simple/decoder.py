@@ -604,7 +604,8 @@ class SimpleDecoder:
         except ValueError as exc:
             if zone in self._rows.zone_names_seen():
                 # the core asked again for a name it has (not valid UTF-8, or too long to pass)
-                raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
+                raise DecodeError(f"TIMESTAMP location: {exc}", msg, self._rows.pending_zone_at,
+                                  part="value") from None
             # not a zone: values that use it fail where they are converted, naming their column
             self._count_bad_zone(msg)
             self._rows.add_zone(zone, known=False)
@@ -631,12 +632,12 @@ class SimpleDecoder:
             try:
                 if self._rows.run([value], 0, msg) == 1:
                     return
+                if self._load_pending_zone(msg):
+                    continue
             except DecodeError as exc:
                 if canonical and type(exc) is DecodeError and exc.byte_offset:
                     raise _in_original(exc, value, original) from None
                 raise
-            if self._load_pending_zone(msg):
-                continue
             if self.encoding == "json" and not canonical:
                 canonical, value = True, canonical_json(value, msg)
                 if value is not None:

@@ -25,7 +25,7 @@ class Msg:
     __slots__ = ("kind", "type", "database", "table", "table_id", "commit_ts", "build_ts",
                  "schema_version", "sql", "data", "old", "table_schema", "pre_table_schema",
                  "handle_key_only", "claim_check_location", "checksum", "data_at", "old_at",
-                 "claim_check_bad_utf8_at", "json_doc")
+                 "claim_check_bad_utf8_at", "json_doc", "field_at")
 
     def __init__(self):
         for s in self.__slots__:
@@ -68,8 +68,9 @@ def _core_syntax_error(value: bytes, i: int) -> None:
     Every message passes that reader first, so the twin says the same."""
     try:
         value.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DecodeError("malformed JSON: invalid UTF-8", i, 0, part="value") from None
+    except UnicodeDecodeError as exc:
+        # at the first byte of the first ill-formed sequence, as the core's utf8_first_invalid
+        raise DecodeError("malformed JSON: invalid UTF-8", i, exc.start, part="value") from None
     start = skip_ws(value, 0)
     if start >= len(value) or value[start] != 0x7B:
         return          # not an object: the core hands it to this module
@@ -222,7 +223,11 @@ class _ColumnProblem(Exception):
 
 
 class _ZoneProblem(Exception):
-    """A TIMESTAMP location the decoder can never load: reported at byte 0 of the message."""
+    """A TIMESTAMP location the decoder can never load: reported at the location."""
+
+    def __init__(self, reason, offset):
+        super().__init__(reason)
+        self.offset = offset
 
 
 # the core names a column (and asks for a time zone) by at most 255 bytes
@@ -308,13 +313,14 @@ def _image(r: Reader, at: dict, plan=None) -> dict:
                 value_at = r.pos
                 v = {"location": loc, "value": _text(r)}
             else:
+                loc_at = r.pos
                 loc_raw = r.raw()
                 value_at = r.pos
                 # the wall-clock text is judged where it is converted ("invalid datetime")
                 v = {"value": r.raw().decode("utf-8", "surrogateescape")}
                 problem = _unloadable_zone(loc_raw)
                 if problem is not None:
-                    raise _ZoneProblem(problem)
+                    raise _ZoneProblem(problem, loc_at)
                 v["location"] = loc_raw.decode("utf-8")
             img[name] = v
             at[name] = (name_at, value_at)
@@ -322,6 +328,12 @@ def _image(r: Reader, at: dict, plan=None) -> dict:
 
 def _checksum(r: Reader) -> dict:
     return {"version": r.long(), "corrupted": r.boolean(), "current": r.long(), "previous": r.long()}
+
+
+def _long_at(r: Reader, field_at: dict, name: str) -> int:
+    """An envelope long, its byte offset kept in ``field_at`` for the errors that name it."""
+    field_at[name] = r.pos
+    return r.long()
 
 
 def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bool = False) -> Msg:
@@ -347,11 +359,13 @@ def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bo
             db_raw = r.raw()
             table_at = r.pos
             table_raw = r.raw()
-            m.table_id = r.long() & _MASK64
+            m.field_at = at = {}
+            m.table_id = _long_at(r, at, "tableID") & _MASK64
+            at["type"] = r.pos
             m.type = _DML_TYPES[r.enum(3)]
-            m.commit_ts = r.long() & _MASK64
-            m.build_ts = r.long() & _MASK64
-            m.schema_version = r.long() & _MASK64
+            m.commit_ts = _long_at(r, at, "commitTs") & _MASK64
+            m.build_ts = _long_at(r, at, "buildTs") & _MASK64
+            m.schema_version = _long_at(r, at, "schemaVersion") & _MASK64
             m.database = _utf8_outside(db_raw, db_at)
             m.table = _utf8_outside(table_raw, table_at)
             plan = None
@@ -370,7 +384,9 @@ def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bo
                     m.claim_check_location = raw.decode("utf-8", "replace")
                     m.claim_check_bad_utf8_at = ccl_at
             m.handle_key_only = bool(_optional(r, Reader.boolean))
-            m.checksum = _optional(r, _checksum)
+            if r.union(2) == 1:
+                at["checksum"] = r.pos
+                m.checksum = _checksum(r)
             if plan is not None and stop_on_claim_check and m.claim_check_location is not None:
                 return m
             m.data_at, m.old_at = {}, {}
@@ -400,7 +416,7 @@ def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bo
     except _ColumnProblem as exc:
         raise DecodeError(exc.reason, i, exc.offset, exc.column, part="value") from None
     except _ZoneProblem as exc:
-        raise DecodeError(str(exc), i, 0, part="value") from None
+        raise DecodeError(str(exc), i, exc.offset, part="value") from None
     _need(r.pos == len(value), "trailing bytes after the Avro message", i, r.pos)
     if mtype == "DML" and m.data is None and m.old is None:
         raise DecodeError("DML without data or old", i, r.pos, part="value")

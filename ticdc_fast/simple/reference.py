@@ -249,17 +249,18 @@ class ReferenceRows:
         op = m.type
         if op == "INSERT" and data is None or op == "UPDATE" and (data is None or old is None) \
                 or op == "DELETE" and old is None:
-            raise DecodeError(f"{op} without the image it needs", msg, 0, part="value")
+            # at the type that asks for the image (the image itself may be absent)
+            raise DecodeError(f"{op} without the image it needs", msg, _field_at(m, "type"), part="value")
         after = data if op != "DELETE" else None
         before = old if op != "INSERT" else None
-        row = {"_op": op, "_commit_ts": _ts(m.commit_ts, msg), "_schema": m.database, "_table": m.table,
-               "_schema_version": _i64(m.schema_version, "schemaVersion", msg),
-               "_table_id": _i64(m.table_id, "tableID", msg), "_build_ts": _i64(m.build_ts, "buildTs", msg),
+        row = {"_op": op, "_commit_ts": _i64(m.commit_ts, "commitTs", msg, m), "_schema": m.database,
+               "_table": m.table, "_schema_version": _i64(m.schema_version, "schemaVersion", msg, m),
+               "_table_id": _i64(m.table_id, "tableID", msg, m), "_build_ts": _i64(m.build_ts, "buildTs", msg, m),
                "_handle_key_only": bool(m.handle_key_only) and m.claim_check_location is None,
                "_claim_check_location": m.claim_check_location, "_msg": row_msg}
         if m.claim_check_bad_utf8_at is not None:
             raise DecodeError("invalid UTF-8 in a text value", msg, m.claim_check_bad_utf8_at, part="value")
-        _checksum(row, m.checksum, msg, cfg.encoding == "json")
+        _checksum(row, m, msg)
         if cfg.targets is None:
             for key, img in (("after", after), ("before", before)):
                 if img is None:
@@ -315,7 +316,8 @@ class ReferenceRows:
                     try:
                         local_table(raw[:255].decode("utf-8", "replace"))
                     except ValueError as exc:
-                        raise DecodeError(f"TIMESTAMP location: {exc}", msg, 0, part="value") from None
+                        raise DecodeError(f"TIMESTAMP location: {exc}", msg, _offset(m, at + ("location",)),
+                                          part="value") from None
         return out
 
     def _typed_image(self, image, msg: int, m) -> list:
@@ -361,34 +363,43 @@ class ReferenceRows:
                 else pa.array(cols[f.name], f.type) for f in fields], msg
 
 
-def _i64(v, name, msg):
+def _field_at(m, path) -> int:
+    """Byte offset of an envelope value: recorded by the Avro reader, found in the JSON text (the
+    last copy of a repeated member, the one read)."""
+    if m.field_at is not None:
+        return m.field_at.get(path, 0)
+    found = locate(m.json_doc, (path,) if type(path) is str else path)
+    return 0 if found is None else found
+
+
+def _i64(v, name, msg, m):
     if v is not None and v > (1 << 63) - 1:
-        raise DecodeError(f"{name} out of int64 range", msg, 0, part="value")
+        raise DecodeError(f"{name} out of int64 range", msg, _field_at(m, name), part="value")
     return v
 
 
-def _ts(v, msg):
-    if v is None or v > (1 << 63) - 1:
-        raise DecodeError("commitTs out of int64 range", msg, 0, part="value")
-    return v
-
-
-def _checksum(row, ck, msg, json_form=False):
+def _checksum(row, m, msg):
+    ck = m.checksum
     if ck is None:
         return
-    if json_form:
+    if m.field_at is None:
         # TiCDC's checksum struct (version int, corrupted bool, current/previous uint32): an
         # absent field is its zero value, any other type is an error (as in the core's scanner,
-        # which also keeps the low 32 bits of a current/previous up to 2^64-1)
+        # which also keeps the low 32 bits of a current/previous up to 2^64-1); the first member
+        # of a wrong form, in struct order, fails the row at its value
+        def bad(name):
+            return DecodeError(f"invalid checksum object ({name})", msg, _field_at(m, ("checksum", name)),
+                               part="value")
+
         def number(name, top):
             v = ck.get(name, 0)
             if type(v) is not int or not 0 <= v <= top:
-                raise DecodeError(f"invalid checksum object ({name})", msg, 0, part="value")
+                raise bad(name)
             return v
+        row["_checksum_version"] = number("version", (1 << 31) - 1)
         corrupted = ck.get("corrupted", False)
         if type(corrupted) is not bool:
-            raise DecodeError("invalid checksum object (corrupted)", msg, 0, part="value")
-        row["_checksum_version"] = number("version", (1 << 31) - 1)
+            raise bad("corrupted")
         row["_checksum_corrupted"] = corrupted
         row["_checksum_current"] = number("current", _MASK64) & 0xFFFFFFFF
         row["_checksum_previous"] = number("previous", _MASK64) & 0xFFFFFFFF
@@ -399,4 +410,4 @@ def _checksum(row, ck, msg, json_form=False):
         row["_checksum_current"] = int(ck["current"]) & 0xFFFFFFFF
         row["_checksum_previous"] = int(ck["previous"]) & 0xFFFFFFFF
     except (KeyError, TypeError, ValueError):
-        raise DecodeError("invalid checksum object", msg, 0, part="value") from None
+        raise DecodeError("invalid checksum object", msg, _field_at(m, "checksum"), part="value") from None
