@@ -234,6 +234,20 @@ def test_simple_envelope_number_beyond_int64_names_its_value(impl, field, kw):
                                            _member_value(values[1], field.encode()), None)
 
 
+@pytest.mark.parametrize("kw, reason, field", [
+    (dict(commit_ts=1 << 63, data={"id": 1}), "commitTs out of int64 range", b"commitTs"),
+    (dict(op="DELETE", old={"id": 1}), "DELETE without the image it needs", b"type"),
+])
+def test_simple_another_tables_row_in_typed_output_is_judged_as_far_as_the_core_judges_it(impl, kw, reason,
+                                                                                      field):
+    """Its images and envelope numbers are read before the row is left out, by both."""
+    values = _simple_dml(**kw)
+    values[1] = values[1].replace(b'"old":', b'"data":')     # a DELETE sent with data only
+    schema = pa.schema([("id", pa.int64())])
+    assert _simple_error(impl, values, table="db.other", schema=schema) == (
+        1, reason, "value", _member_value(values[1], field), None)
+
+
 def test_simple_repeated_envelope_member_fails_at_its_last_copy(impl):
     values = _simple_dml(data={"id": 1})
     values[1] = values[1][:-1] + b',"buildTs":9223372036854775808}'
