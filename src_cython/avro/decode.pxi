@@ -115,13 +115,6 @@ cdef inline Py_ssize_t _id_slot(int32_t sid, Py_ssize_t cap) noexcept nogil:
     return <Py_ssize_t>(((<uint64_t><uint32_t>sid) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
-# the Avro protocol's own output columns (generic output adds "_key"; the rest are the core's)
-_AVRO_COLUMNS = [
-    ("_ddl_type", pa.int32()), ("_checksum", pa.string()), ("_checksum_corrupted", pa.bool_()),
-    ("_checksum_version", pa.int32()), ("_key_schema_id", pa.int32()), ("_value_schema_id", pa.int32()),
-]
-
-
 @cython.final
 cdef class AvroPlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
@@ -171,12 +164,14 @@ cdef class AvroPlan:
     cdef Py_ssize_t list_pcap
 
     def __cinit__(self, cfg):
-        extra = [] if cfg.targets is not None else [("_key", _MAP_TYPE, 0, 8, 0)]
-        extra += [(name, typ, 0, 0, 0) for name, typ in _AVRO_COLUMNS]
-        self.core = PlanCore(cfg, extra)
-        self.col_keymap = self.core.extra_col("_key")
-        (self.col_ddl_type, self.col_checksum, self.col_corrupted, self.col_ckver, self.col_key_id,
-         self.col_value_id) = [self.core.extra_col(name) for name, typ in _AVRO_COLUMNS]
+        self.core = PlanCore(cfg, _columns.layout("avro", cfg.targets is not None))
+        self.col_keymap = self.core.extra_col(_C.COL_KEY)      # generic only
+        self.col_ddl_type = self.core.own_col(_C.COL_DDL_TYPE)
+        self.col_checksum = self.core.own_col(_C.COL_CHECKSUM)
+        self.col_corrupted = self.core.own_col(_C.COL_CHECKSUM_CORRUPTED)
+        self.col_ckver = self.core.own_col(_C.COL_CHECKSUM_VERSION)
+        self.col_key_id = self.core.own_col(_C.COL_KEY_SCHEMA_ID)
+        self.col_value_id = self.core.own_col(_C.COL_VALUE_SCHEMA_ID)
         self.extra_error = cfg.extra_columns == "error"
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
@@ -189,6 +184,10 @@ cdef class AvroPlan:
     @property
     def invalid_utf8_replaced(self):
         return self.core.invalid_utf8_replaced
+
+    @property
+    def output_columns(self):
+        return self.core.output_columns()
 
     def __dealloc__(self):
         cdef int i

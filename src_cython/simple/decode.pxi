@@ -127,15 +127,6 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     buf_free(&p.names)
 
 
-# the simple protocol's own output columns (the rest are the core's: PlanCore._build_columns)
-_SIMPLE_COLUMNS = [
-    ("_ddl_type", pa.string()), ("_table_schema", pa.string()), ("_schema_version", pa.int64()),
-    ("_table_id", pa.int64()), ("_build_ts", pa.int64()), ("_checksum_version", pa.int32()),
-    ("_checksum_corrupted", pa.bool_()), ("_checksum_current", pa.int64()), ("_checksum_previous", pa.int64()),
-    ("_undecodable", pa.bool_()), ("_raw", pa.binary()),
-]
-
-
 @cython.final
 cdef class SimplePlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
@@ -180,10 +171,18 @@ cdef class SimplePlan:
     cdef Py_ssize_t table_name_len
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg, [(name, typ, 0, 0, 0) for name, typ in _SIMPLE_COLUMNS])
-        (self.col_ddl_type, self.col_table_schema, self.col_schema_version, self.col_table_id, self.col_build_ts,
-         self.col_ck_version, self.col_ck_corrupted, self.col_ck_current, self.col_ck_previous,
-         self.col_undecodable, self.col_raw) = [self.core.extra_col(name) for name, typ in _SIMPLE_COLUMNS]
+        self.core = PlanCore(cfg, _columns.layout("simple", cfg.targets is not None))
+        self.col_ddl_type = self.core.own_col(_C.COL_DDL_TYPE)
+        self.col_table_schema = self.core.own_col(_C.COL_TABLE_SCHEMA)
+        self.col_schema_version = self.core.own_col(_C.COL_SCHEMA_VERSION)
+        self.col_table_id = self.core.own_col(_C.COL_TABLE_ID)
+        self.col_build_ts = self.core.own_col(_C.COL_BUILD_TS)
+        self.col_ck_version = self.core.own_col(_C.COL_CHECKSUM_VERSION)
+        self.col_ck_corrupted = self.core.own_col(_C.COL_CHECKSUM_CORRUPTED)
+        self.col_ck_current = self.core.own_col(_C.COL_CHECKSUM_CURRENT)
+        self.col_ck_previous = self.core.own_col(_C.COL_CHECKSUM_PREVIOUS)
+        self.col_undecodable = self.core.own_col(_C.COL_UNDECODABLE)
+        self.col_raw = self.core.own_col(_C.COL_RAW)
         self.core.render_hook = _simpleplan_render
         self.core.hook_owner = <void*>self
         self.avro = cfg.encoding == "avro"
@@ -203,6 +202,10 @@ cdef class SimplePlan:
     @property
     def invalid_utf8_replaced(self):
         return self.core.invalid_utf8_replaced
+
+    @property
+    def output_columns(self):
+        return self.core.output_columns()
 
     def __dealloc__(self):
         cdef int i
