@@ -576,22 +576,22 @@ cdef class AvroPlan:
         cdef int32_t m32
         cdef ColumnSet* cs = &self.core.cols
         self._begin(1024, 1 << 16)
-        op = row["_op"].encode()
+        op = row[_C.COL_OP].encode()
         var_push(&cs.var[CS_OP], <const char*>op, len(op))
-        if row.get("_commit_ts") is None:
+        if row.get(_C.COL_COMMIT_TS) is None:
             fix_push_null(&cs.fix[CS_TS])
         else:
-            v64 = row["_commit_ts"]
+            v64 = row[_C.COL_COMMIT_TS]
             fix_push(&cs.fix[CS_TS], &v64)
         m32 = row["_msg"]
         fix_push(&cs.fix[CS_MSG], &m32)
         fix_push_bool(&cs.fix[CS_HKO], 0)
-        _push_py_text(&cs.var[CS_DDL], row.get("_ddl"))
+        _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
         _push_py_text(&cs.var[CS_CCL], None)
-        if row.get("_ddl_type") is None:
+        if row.get(_C.COL_DDL_TYPE) is None:
             fix_push_null(&cs.fix[self.col_ddl_type])
         else:
-            m32 = row["_ddl_type"]
+            m32 = row[_C.COL_DDL_TYPE]
             fix_push(&cs.fix[self.col_ddl_type], &m32)
         var_push_null(&cs.var[self.col_checksum])
         fix_push_null(&cs.fix[self.col_corrupted])
@@ -604,11 +604,11 @@ cdef class AvroPlan:
             if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&cs.var[CS_SCHEMA], row.get("_schema"))
-            _push_py_text(&cs.var[CS_TABLE], row.get("_table"))
+            _push_py_text(&cs.var[CS_SCHEMA], row.get(_C.COL_SCHEMA))
+            _push_py_text(&cs.var[CS_TABLE], row.get(_C.COL_TABLE))
             colset_push_null(cs, CS_AFTER)
             # a key-less DELETE carries an empty before image (nothing else reaches here)
-            map_close_row(cs, CS_BEFORE, row.get("before") is not None)
+            map_close_row(cs, CS_BEFORE, row.get(_C.COL_BEFORE) is not None)
             colset_push_null(cs, self.col_keymap)
 
     # ------------------------------------------------------------------ the hot loop

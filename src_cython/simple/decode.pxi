@@ -528,26 +528,26 @@ cdef class SimplePlan:
         cdef int32_t m32
         cdef ColumnSet* cs = &self.core.cols
         self._begin(1024, 1 << 16)
-        op = row["_op"].encode()
+        op = row[_C.COL_OP].encode()
         var_push(&cs.var[CS_OP], <const char*>op, len(op))
-        v64 = row["_commit_ts"]
+        v64 = row[_C.COL_COMMIT_TS]
         fix_push(&cs.fix[CS_TS], &v64)
         m32 = row["_msg"]
         fix_push(&cs.fix[CS_MSG], &m32)
         fix_push_bool(&cs.fix[CS_HKO], 0)
-        _push_py_text(&cs.var[CS_DDL], row.get("_ddl"))
+        _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
         _push_py_text(&cs.var[CS_CCL], None)
-        _push_py_text(&cs.var[self.col_ddl_type], row.get("_ddl_type"))
-        _push_py_text(&cs.var[self.col_table_schema], row.get("_table_schema"))
-        _push_py_int(&cs.fix[self.col_schema_version], row.get("_schema_version"), 8)
-        _push_py_int(&cs.fix[self.col_table_id], row.get("_table_id"), 8)
-        _push_py_int(&cs.fix[self.col_build_ts], row.get("_build_ts"), 8)
+        _push_py_text(&cs.var[self.col_ddl_type], row.get(_C.COL_DDL_TYPE))
+        _push_py_text(&cs.var[self.col_table_schema], row.get(_C.COL_TABLE_SCHEMA))
+        _push_py_int(&cs.fix[self.col_schema_version], row.get(_C.COL_SCHEMA_VERSION), 8)
+        _push_py_int(&cs.fix[self.col_table_id], row.get(_C.COL_TABLE_ID), 8)
+        _push_py_int(&cs.fix[self.col_build_ts], row.get(_C.COL_BUILD_TS), 8)
         fix_push_null(&cs.fix[self.col_ck_version])
         fix_push_null(&cs.fix[self.col_ck_corrupted])
         fix_push_null(&cs.fix[self.col_ck_current])
         fix_push_null(&cs.fix[self.col_ck_previous])
-        fix_push_bool(&cs.fix[self.col_undecodable], bool(row.get("_undecodable")))
-        raw = row.get("_raw")
+        fix_push_bool(&cs.fix[self.col_undecodable], bool(row.get(_C.COL_UNDECODABLE)))
+        raw = row.get(_C.COL_RAW)
         if raw is None:
             var_push_null(&cs.var[self.col_raw])
         else:
@@ -558,8 +558,8 @@ cdef class SimplePlan:
             if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&cs.var[CS_SCHEMA], row.get("_schema"))
-            _push_py_text(&cs.var[CS_TABLE], row.get("_table"))
+            _push_py_text(&cs.var[CS_SCHEMA], row.get(_C.COL_SCHEMA))
+            _push_py_text(&cs.var[CS_TABLE], row.get(_C.COL_TABLE))
             colset_push_null(cs, CS_AFTER)
             colset_push_null(cs, CS_BEFORE)
 
