@@ -17,10 +17,11 @@ from libc.math cimport isinf, isnan, signbit
 import pyarrow as pa
 
 from ticdc_fast import _constants as _C
+from ticdc_fast import columns as _columns
+from ticdc_fast.columns import old_image_field
 from ticdc_fast.errors import DecodeError, DecoderBusyError
 
 CYTHON_MODULE = 1
-_MAP_TYPE = pa.map_(pa.string(), pa.string())
 
 include "_constants.pxi"
 include "framing/cursor.pxi"

@@ -1,5 +1,5 @@
 """Pieces every decoder front end shares: batch inputs, the Kafka metadata columns, and the
-output schema with them."""
+output schema with them (the protocol's own columns are declared in ``columns``)."""
 from __future__ import annotations
 
 import functools
@@ -11,22 +11,7 @@ from . import _constants as C
 from .errors import DecodeError, DecoderBusyError
 from .values import TextPolicy, text_policy
 
-TEXT_MAP = pa.map_(pa.string(), pa.string())
 PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
-
-
-def change_fields(*, commit_ts_nullable: bool = False) -> list:
-    """The columns every generic changelog starts with: op, commit ts, schema, table, DDL text,
-    and the after/before images as text maps."""
-    return [
-        pa.field(C.COL_OP, pa.string(), nullable=False),
-        pa.field(C.COL_COMMIT_TS, pa.int64(), nullable=commit_ts_nullable),
-        pa.field(C.COL_SCHEMA, pa.string()),
-        pa.field(C.COL_TABLE, pa.string()),
-        pa.field(C.COL_DDL, pa.string()),
-        pa.field(C.COL_AFTER, TEXT_MAP),
-        pa.field(C.COL_BEFORE, TEXT_MAP),
-    ]
 OFFSET_FIELD = pa.field(C.COL_OFFSET, pa.int64())
 
 

@@ -8,6 +8,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from . import _constants as C
+from .columns import old_image_field
 
 _INT_DEFAULTS = {  # type code -> (signed, unsigned)
     C.T_TINY: (pa.int8(), pa.uint8()),
@@ -110,12 +111,6 @@ def _writer_for(t: pa.DataType) -> Target | None:
     if pa.types.is_timestamp(t) and t.unit == "us":
         return Target("", C.W_TIMESTAMP, arrow_type=t)
     return None
-
-
-def old_image_field(targets: Sequence[Target]) -> pa.Field:
-    """Typed output's ``_before`` column (``old_image=True``): the old image as a struct of the
-    target columns, null on rows without one."""
-    return pa.field(C.COL_OLD_IMAGE, pa.struct([pa.field(t.name, t.arrow_type) for t in targets]))
 
 
 def old_image_column(targets: Sequence[Target], rows: list) -> pa.Array:

@@ -116,13 +116,6 @@ cdef inline Py_ssize_t _id_slot(int32_t sid, Py_ssize_t cap) noexcept nogil:
     return <Py_ssize_t>(((<uint64_t><uint32_t>sid) * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1)
 
 
-# the Avro protocol's own output columns (generic output adds "_key"; the rest are the core's)
-_AVRO_COLUMNS = [
-    ("_ddl_type", pa.int32()), ("_checksum", pa.string()), ("_checksum_corrupted", pa.bool_()),
-    ("_checksum_version", pa.int32()), ("_key_schema_id", pa.int32()), ("_value_schema_id", pa.int32()),
-]
-
-
 @cython.final
 cdef class AvroPlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
@@ -172,12 +165,14 @@ cdef class AvroPlan:
     cdef Py_ssize_t list_pcap
 
     def __cinit__(self, cfg):
-        extra = [] if cfg.targets is not None else [("_key", _MAP_TYPE, 0, 8, 0)]
-        extra += [(name, typ, 0, 0, 0) for name, typ in _AVRO_COLUMNS]
-        self.core = PlanCore(cfg, extra)
-        self.col_keymap = self.core.extra_col("_key")
-        (self.col_ddl_type, self.col_checksum, self.col_corrupted, self.col_ckver, self.col_key_id,
-         self.col_value_id) = [self.core.extra_col(name) for name, typ in _AVRO_COLUMNS]
+        self.core = PlanCore(cfg, _columns.layout("avro", cfg.targets is not None))
+        self.col_keymap = self.core.extra_col(_C.COL_KEY)      # generic only
+        self.col_ddl_type = self.core.own_col(_C.COL_DDL_TYPE)
+        self.col_checksum = self.core.own_col(_C.COL_CHECKSUM)
+        self.col_corrupted = self.core.own_col(_C.COL_CHECKSUM_CORRUPTED)
+        self.col_ckver = self.core.own_col(_C.COL_CHECKSUM_VERSION)
+        self.col_key_id = self.core.own_col(_C.COL_KEY_SCHEMA_ID)
+        self.col_value_id = self.core.own_col(_C.COL_VALUE_SCHEMA_ID)
         self.extra_error = cfg.extra_columns == "error"
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
@@ -190,6 +185,10 @@ cdef class AvroPlan:
     @property
     def invalid_utf8_replaced(self):
         return self.core.invalid_utf8_replaced
+
+    @property
+    def output_columns(self):
+        return self.core.output_columns()
 
     def __dealloc__(self):
         cdef int i
@@ -578,22 +577,22 @@ cdef class AvroPlan:
         cdef int32_t m32
         cdef ColumnSet* cs = &self.core.cols
         self._begin(1024, 1 << 16)
-        op = row["_op"].encode()
+        op = row[_C.COL_OP].encode()
         var_push(&cs.var[CS_OP], <const char*>op, len(op))
-        if row.get("_commit_ts") is None:
+        if row.get(_C.COL_COMMIT_TS) is None:
             fix_push_null(&cs.fix[CS_TS])
         else:
-            v64 = row["_commit_ts"]
+            v64 = row[_C.COL_COMMIT_TS]
             fix_push(&cs.fix[CS_TS], &v64)
         m32 = row["_msg"]
         fix_push(&cs.fix[CS_MSG], &m32)
         fix_push_bool(&cs.fix[CS_HKO], 0)
-        _push_py_text(&cs.var[CS_DDL], row.get("_ddl"))
+        _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
         _push_py_text(&cs.var[CS_CCL], None)
-        if row.get("_ddl_type") is None:
+        if row.get(_C.COL_DDL_TYPE) is None:
             fix_push_null(&cs.fix[self.col_ddl_type])
         else:
-            m32 = row["_ddl_type"]
+            m32 = row[_C.COL_DDL_TYPE]
             fix_push(&cs.fix[self.col_ddl_type], &m32)
         var_push_null(&cs.var[self.col_checksum])
         fix_push_null(&cs.fix[self.col_corrupted])
@@ -606,11 +605,11 @@ cdef class AvroPlan:
             if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&cs.var[CS_SCHEMA], row.get("_schema"))
-            _push_py_text(&cs.var[CS_TABLE], row.get("_table"))
+            _push_py_text(&cs.var[CS_SCHEMA], row.get(_C.COL_SCHEMA))
+            _push_py_text(&cs.var[CS_TABLE], row.get(_C.COL_TABLE))
             colset_push_null(cs, CS_AFTER)
             # a key-less DELETE carries an empty before image (nothing else reaches here)
-            map_close_row(cs, CS_BEFORE, row.get("before") is not None)
+            map_close_row(cs, CS_BEFORE, row.get(_C.COL_BEFORE) is not None)
             colset_push_null(cs, self.col_keymap)
 
     # ------------------------------------------------------------------ the hot loop

@@ -596,7 +596,7 @@ cdef int scan_top_members(const uint8_t* p, Py_ssize_t n, TopMembers* t) noexcep
     parse can tell — not an object, malformed, an escaped member name, a repeated member (the
     last copy wins) or a tableSchema/preTableSchema member (a control message)."""
     cdef Cur c
-    cdef Err err
+    cdef Err err     # a sink, never raised: a fault here only means "a full parse must tell"
     cdef Span key, v
     cdef int r
     memset(t, 0, sizeof(TopMembers))

@@ -140,12 +140,11 @@ cdef class OpenPlan:
     cdef Py_ssize_t dd_cap
     cdef uint32_t gen
     # the open protocol's own output columns: indexes in the core's column set (-1: not in
-    # this plan's output), and the output order of the whole set
+    # this plan's output)
     cdef int col_ddl_type
     cdef int col_rid
     cdef int col_ptn
     cdef int col_bic
-    cdef list out_order
     # tables={...} (set_routes): this plan walks the framing and parses each event key once, then
     # hands the value to the typed plan of the event's table, which parses it and writes its own
     # columns.  The sub-plans are ordinary typed plans held by this one (composition): each keeps
@@ -161,21 +160,11 @@ cdef class OpenPlan:
 
     def __cinit__(self, cfg):
         cdef Py_ssize_t k
-        typed = cfg.targets is not None
-        extra = [] if typed else [(_C.COL_DDL_TYPE, pa.int32(), 0, 0, 0), (_C.COL_ROW_ID, pa.int64(), 0, 0, 0),
-                                  (_C.COL_PHYSICAL_TABLE_ID, pa.int64(), 0, 0, 0)]
-        extra.append((_C.COL_BEFORE_INCOMPLETE, pa.bool_(), 0, 0, 0))
-        self.core = PlanCore(cfg, extra)
+        self.core = PlanCore(cfg, _columns.layout("open", cfg.targets is not None))
         self.col_ddl_type = self.core.extra_col(_C.COL_DDL_TYPE)
         self.col_rid = self.core.extra_col(_C.COL_ROW_ID)
         self.col_ptn = self.core.extra_col(_C.COL_PHYSICAL_TABLE_ID)
-        self.col_bic = self.core.extra_col(_C.COL_BEFORE_INCOMPLETE)
-        if typed:
-            self.out_order = ([CS_OP, CS_TS] + list(range(self.core.t_first, self.core.extra_first))
-                              + [CS_DDL, CS_HKO, CS_CCL, self.col_bic])
-        else:
-            self.out_order = [CS_OP, CS_TS, CS_SCHEMA, CS_TABLE, CS_DDL, CS_AFTER, CS_BEFORE, self.col_ddl_type,
-                              self.col_rid, self.col_ptn, CS_HKO, CS_CCL, self.col_bic]
+        self.col_bic = self.core.own_col(_C.COL_BEFORE_INCOMPLETE)
         self.control_events = bool(cfg.control_events)
         self.dd_cap = 0
         self.gen = 0
@@ -198,6 +187,10 @@ cdef class OpenPlan:
     @property
     def invalid_utf8_replaced(self):
         return self.core.invalid_utf8_replaced
+
+    @property
+    def output_columns(self):
+        return self.core.output_columns()
 
     cdef void _free_outputs(self) noexcept nogil:
         self.core._free_outputs()
@@ -321,9 +314,7 @@ cdef class OpenPlan:
         return 0
 
     cdef object _finish(self):
-        cdef PlanCore core = self.core
-        arrays = colset_finish(&core.cols, core.col_types)
-        return [arrays[k] for k in self.out_order], arrays[CS_MSG]
+        return self.core._finish_output()
 
 
     # ------------------------------------------------------------------ framing walk

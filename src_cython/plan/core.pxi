@@ -1,18 +1,21 @@
 # The protocol-neutral part of a decode plan, held by every protocol's plan (composition: no
 # protocol's plan derives from another's).  It owns what does not depend on the wire format:
 # the compiled targets (writer, precision/scale, name hash table), the zone tables, the
-# column set of the output (arrow/columns.pxi: the columns every protocol writes, the generic
-# after/before maps, the typed targets and their old image, and the protocol's own columns as
-# more specs of the same set), the error record of the current call, the row images a parser
-# fills, scratch buffers, the invalid-UTF-8 policy and counter, and the converters from a
-# column's source value to each target writer.  Protocol parsers fill the images and call in.
+# column set of the output (arrow/columns.pxi), built from the protocol's layout in
+# ticdc_fast.columns (the one list of every protocol's output columns): the columns every
+# protocol writes, the generic after/before maps, the typed targets and their old image, and
+# the protocol's own columns as more specs of the same set; the error record of the current
+# call, the row images a parser fills, scratch buffers, the invalid-UTF-8 policy and counter,
+# and the converters from a column's source value to each target writer.  Protocol parsers fill
+# the images and call in.
 
 cdef enum:
     KIND_SLOTS = 16          # converters per target: type kinds 0 (unknown code) .. K_ENUM
 
 
-# Indexes in PlanCore.cols of the columns every protocol writes (_build_columns); the generic
-# output's CS_SCHEMA..CS_BEFORE exist only in a generic plan
+# Indexes in PlanCore.cols of the columns every protocol's row writers fill (_build_columns puts
+# them there, taking each column's type from the protocol's layout in ticdc_fast.columns); the
+# generic output's CS_SCHEMA..CS_BEFORE exist only in a generic plan
 cdef enum:
     CS_OP = 0
     CS_TS = 1
@@ -24,6 +27,21 @@ cdef enum:
     CS_TABLE = 7
     CS_AFTER = 8
     CS_BEFORE = 9
+
+# the name of the column at each fixed index (None: the core's message index of each row, which
+# is no output column)
+_FIXED_COLUMNS = {CS_OP: _C.COL_OP, CS_TS: _C.COL_COMMIT_TS, CS_MSG: None, CS_HKO: _C.COL_HANDLE_KEY_ONLY,
+                  CS_DDL: _C.COL_DDL, CS_CCL: _C.COL_CLAIM_CHECK}
+_GENERIC_FIXED_COLUMNS = {CS_SCHEMA: _C.COL_SCHEMA, CS_TABLE: _C.COL_TABLE, CS_AFTER: _C.COL_AFTER,
+                          CS_BEFORE: _C.COL_BEFORE}
+if sorted(_FIXED_COLUMNS) != list(range(CS_SCHEMA)) or sorted(_GENERIC_FIXED_COLUMNS) != list(range(CS_SCHEMA, CS_BEFORE + 1)):
+    raise ImportError("the core's fixed column indexes CS_* are not 0, 1, ... in order")
+
+
+cdef tuple _builder_spec(column):
+    """(Arrow type, data bytes per row, share of the batch's byte hint, empty text is null) of a
+    ticdc_fast.columns.Column, as colset_build takes it."""
+    return (column.type, column.bytes_per_row, column.byte_share, int(column.empty_is_null))
 
 
 ctypedef int (*render_fn)(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil
@@ -82,6 +100,7 @@ cdef class PlanCore:
     cdef ColumnSet cols
     cdef list col_names          # per top-level column: its output name
     cdef list col_types          # per top-level column: its Arrow type
+    cdef list out_order          # the indexes of the output columns, in the layout's output order
     cdef int t_first
     cdef int old_col             # the `_before` struct (typed, old_image=True), -1 none
     cdef int extra_first
@@ -119,10 +138,8 @@ cdef class PlanCore:
         self.busy = 1
         return 0
 
-    def __cinit__(self, cfg, extra=()):
-        """`extra`: the protocol's own output columns, as (name, Arrow type, data bytes per row,
-        share of the batch's byte hint, empty text is null) after the columns every protocol
-        writes."""
+    def __cinit__(self, cfg, layout):
+        """`layout`: the protocol's columns in this mode (a ticdc_fast.columns.Layout)."""
         cdef int j, kind
         cdef Py_ssize_t k
         self.typed = cfg.targets is not None
@@ -147,7 +164,7 @@ cdef class PlanCore:
         for k in range(self.tslot_cap):
             self.tslot[k] = -1
         self.with_old_image = self.typed and bool(getattr(cfg, "old_image", False))
-        self._build_columns(targets, extra)
+        self._build_columns(targets, layout)
         for j, t in enumerate(targets):
             self.writers[j] = t.writer
             for kind in range(KIND_SLOTS):
@@ -338,18 +355,28 @@ cdef class PlanCore:
         return -1
 
     # ------------------------------------------------------------------ column set
-    cdef int _build_columns(self, targets, extra) except -1:
-        """The column set from the output fields this plan writes (Arrow type -> builder)."""
+    cdef int _build_columns(self, targets, layout) except -1:
+        """The column set of the output `layout` (ticdc_fast.columns) with these typed targets
+        (Arrow type -> builder): the fixed columns at CS_*, the targets from t_first, the
+        old-image struct at old_col, then the protocol's other columns (extra_first..)."""
         cdef int nt = len(targets)
-        names = [_C.COL_OP, _C.COL_COMMIT_TS, "_msg", _C.COL_HANDLE_KEY_ONLY, _C.COL_DDL, _C.COL_CLAIM_CHECK]
-        top = [(pa.string(), 6, 0, 0), (pa.int64(), 0, 0, 0), (pa.int32(), 0, 0, 0),
-               (pa.bool_(), 0, 0, 0), (pa.string(), 0, 0, 0),
-               (pa.string(), 0, 0, 1)]   # an empty location is null, as the tiflow flavour omits it
-        self.old_col = -1
+        cdef int k
+        own = {c.name: c for c in layout.head + layout.tail + layout.unused}
+        fixed = dict(_FIXED_COLUMNS)
         if not self.typed:
-            names += [_C.COL_SCHEMA, _C.COL_TABLE, _C.COL_AFTER, _C.COL_BEFORE]
-            top += [(pa.string(), 8, 0, 1), (pa.string(), 8, 0, 1), (_MAP_TYPE, 0, 1, 0),
-                    (_MAP_TYPE, 0, 4, 0)]
+            fixed.update(_GENERIC_FIXED_COLUMNS)
+        names = []
+        top = []
+        for k in range(len(fixed)):
+            name = fixed[k]
+            if name is None:
+                top.append((pa.int32(), 0, 0, 0))
+            elif name in own:
+                top.append(_builder_spec(own.pop(name)))
+            else:
+                raise TypeError(f"the output layout has no column {name!r}, which every row of the core fills")
+            names.append(name)
+        self.old_col = -1
         self.t_first = len(top)
         for t in targets:
             names.append(t.name)
@@ -357,14 +384,17 @@ cdef class PlanCore:
         if self.with_old_image:
             self.old_col = len(top)
             names.append(_C.COL_OLD_IMAGE)
-            top.append((pa.struct([pa.field(t.name, t.arrow_type) for t in targets]), 0, 4 * nt + 4, 0))
+            top.append((old_image_field(targets).type, 0, 4 * nt + 4, 0))
         self.extra_first = len(top)
-        for name, typ, bpr, div, empty_null in extra:
+        for name, column in own.items():
             names.append(name)
-            top.append((typ, bpr, div, empty_null))
+            top.append(_builder_spec(column))
         colset_build(&self.cols, top)
         self.col_names = names
         self.col_types = [spec[0] for spec in top]
+        protocol = {names[k]: k for k in range(self.cols.ntop) if not self.t_first <= k < self.extra_first}
+        self.out_order = ([protocol[c.name] for c in layout.head] + list(range(self.t_first, self.extra_first))
+                          + [protocol[c.name] for c in layout.tail])
         self.t_fix = self.cols.fix + self.t_first
         self.t_var = self.cols.var + self.t_first
         if self.old_col >= 0:
@@ -380,6 +410,13 @@ cdef class PlanCore:
                 return k
         return -1
 
+    cdef int own_col(self, name) except -1:
+        """Index of the protocol's own column `name`, which its row writer fills in every mode."""
+        cdef int k = self.extra_col(name)
+        if k < 0:
+            raise TypeError(f"the output layout has no column {name!r}, which every row of this protocol fills")
+        return k
+
     cdef void _free_outputs(self) noexcept nogil:
         colset_release(&self.cols)
 
@@ -394,6 +431,17 @@ cdef class PlanCore:
         order = ([k for k in range(self.t_first) if k != CS_MSG] + list(range(self.extra_first, self.cols.ntop))
                  + list(range(self.t_first, self.extra_first)))
         return {self.col_names[k]: arrays[k] for k in order}, arrays[CS_MSG]
+
+    def output_columns(self):
+        """(name, Arrow type) of each output column in output order, as this plan built them from
+        its layout (the decoders' schemas come from the same layout: tests compare the two)."""
+        return [(self.col_names[k], self.col_types[k]) for k in self.out_order]
+
+    cdef tuple _finish_output(self):
+        """(the output columns in the layout's order, the `_msg` array): the builders are handed
+        over and the set is left empty."""
+        arrays = colset_finish(&self.cols, self.col_types)
+        return [arrays[k] for k in self.out_order], arrays[CS_MSG]
 
     cdef void _begin_call(self) noexcept:
         """A decode call starts: a clean error record."""

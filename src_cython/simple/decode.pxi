@@ -145,15 +145,6 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     buf_free(&p.names)
 
 
-# the simple protocol's own output columns (the rest are the core's: PlanCore._build_columns)
-_SIMPLE_COLUMNS = [
-    ("_ddl_type", pa.string()), ("_table_schema", pa.string()), ("_schema_version", pa.int64()),
-    ("_table_id", pa.int64()), ("_build_ts", pa.int64()), ("_checksum_version", pa.int32()),
-    ("_checksum_corrupted", pa.bool_()), ("_checksum_current", pa.int64()), ("_checksum_previous", pa.int64()),
-    ("_undecodable", pa.bool_()), ("_raw", pa.binary()),
-]
-
-
 @cython.final
 cdef class SimplePlan:
     cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
@@ -199,10 +190,18 @@ cdef class SimplePlan:
     cdef Py_ssize_t table_name_len
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg, [(name, typ, 0, 0, 0) for name, typ in _SIMPLE_COLUMNS])
-        (self.col_ddl_type, self.col_table_schema, self.col_schema_version, self.col_table_id, self.col_build_ts,
-         self.col_ck_version, self.col_ck_corrupted, self.col_ck_current, self.col_ck_previous,
-         self.col_undecodable, self.col_raw) = [self.core.extra_col(name) for name, typ in _SIMPLE_COLUMNS]
+        self.core = PlanCore(cfg, _columns.layout("simple", cfg.targets is not None))
+        self.col_ddl_type = self.core.own_col(_C.COL_DDL_TYPE)
+        self.col_table_schema = self.core.own_col(_C.COL_TABLE_SCHEMA)
+        self.col_schema_version = self.core.own_col(_C.COL_SCHEMA_VERSION)
+        self.col_table_id = self.core.own_col(_C.COL_TABLE_ID)
+        self.col_build_ts = self.core.own_col(_C.COL_BUILD_TS)
+        self.col_ck_version = self.core.own_col(_C.COL_CHECKSUM_VERSION)
+        self.col_ck_corrupted = self.core.own_col(_C.COL_CHECKSUM_CORRUPTED)
+        self.col_ck_current = self.core.own_col(_C.COL_CHECKSUM_CURRENT)
+        self.col_ck_previous = self.core.own_col(_C.COL_CHECKSUM_PREVIOUS)
+        self.col_undecodable = self.core.own_col(_C.COL_UNDECODABLE)
+        self.col_raw = self.core.own_col(_C.COL_RAW)
         self.core.render_hook = _simpleplan_render
         self.core.hook_owner = <void*>self
         self.avro = cfg.encoding == "avro"
@@ -222,6 +221,10 @@ cdef class SimplePlan:
     @property
     def invalid_utf8_replaced(self):
         return self.core.invalid_utf8_replaced
+
+    @property
+    def output_columns(self):
+        return self.core.output_columns()
 
     def __dealloc__(self):
         cdef int i
@@ -544,26 +547,26 @@ cdef class SimplePlan:
         cdef int32_t m32
         cdef ColumnSet* cs = &self.core.cols
         self._begin(1024, 1 << 16)
-        op = row["_op"].encode()
+        op = row[_C.COL_OP].encode()
         var_push(&cs.var[CS_OP], <const char*>op, len(op))
-        v64 = row["_commit_ts"]
+        v64 = row[_C.COL_COMMIT_TS]
         fix_push(&cs.fix[CS_TS], &v64)
         m32 = row["_msg"]
         fix_push(&cs.fix[CS_MSG], &m32)
         fix_push_bool(&cs.fix[CS_HKO], 0)
-        _push_py_text(&cs.var[CS_DDL], row.get("_ddl"))
+        _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
         _push_py_text(&cs.var[CS_CCL], None)
-        _push_py_text(&cs.var[self.col_ddl_type], row.get("_ddl_type"))
-        _push_py_text(&cs.var[self.col_table_schema], row.get("_table_schema"))
-        _push_py_int(&cs.fix[self.col_schema_version], row.get("_schema_version"), 8)
-        _push_py_int(&cs.fix[self.col_table_id], row.get("_table_id"), 8)
-        _push_py_int(&cs.fix[self.col_build_ts], row.get("_build_ts"), 8)
+        _push_py_text(&cs.var[self.col_ddl_type], row.get(_C.COL_DDL_TYPE))
+        _push_py_text(&cs.var[self.col_table_schema], row.get(_C.COL_TABLE_SCHEMA))
+        _push_py_int(&cs.fix[self.col_schema_version], row.get(_C.COL_SCHEMA_VERSION), 8)
+        _push_py_int(&cs.fix[self.col_table_id], row.get(_C.COL_TABLE_ID), 8)
+        _push_py_int(&cs.fix[self.col_build_ts], row.get(_C.COL_BUILD_TS), 8)
         fix_push_null(&cs.fix[self.col_ck_version])
         fix_push_null(&cs.fix[self.col_ck_corrupted])
         fix_push_null(&cs.fix[self.col_ck_current])
         fix_push_null(&cs.fix[self.col_ck_previous])
-        fix_push_bool(&cs.fix[self.col_undecodable], bool(row.get("_undecodable")))
-        raw = row.get("_raw")
+        fix_push_bool(&cs.fix[self.col_undecodable], bool(row.get(_C.COL_UNDECODABLE)))
+        raw = row.get(_C.COL_RAW)
         if raw is None:
             var_push_null(&cs.var[self.col_raw])
         else:
@@ -574,8 +577,8 @@ cdef class SimplePlan:
             if self.core.with_old_image:
                 self._emit_old_image(NULL, NULL, NULL)
         else:
-            _push_py_text(&cs.var[CS_SCHEMA], row.get("_schema"))
-            _push_py_text(&cs.var[CS_TABLE], row.get("_table"))
+            _push_py_text(&cs.var[CS_SCHEMA], row.get(_C.COL_SCHEMA))
+            _push_py_text(&cs.var[CS_TABLE], row.get(_C.COL_TABLE))
             colset_push_null(cs, CS_AFTER)
             colset_push_null(cs, CS_BEFORE)
 

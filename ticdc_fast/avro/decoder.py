@@ -8,10 +8,11 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets, old_image_field
+from ..arrow_types import Target, compile_targets
+from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (TEXT_MAP, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, change_fields, check_extras,
+from .._frontend import (counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -20,18 +21,6 @@ from .registry import RegistryFailure, SchemaSource
 from .schema import SchemaProblem, compile_writer_schema
 
 _I64 = (1 << 63) - 1
-
-GENERIC_FIELDS = change_fields(commit_ts_nullable=True) + [
-    pa.field("_key", TEXT_MAP),
-    pa.field(C.COL_DDL_TYPE, pa.int32()),
-    pa.field("_checksum", pa.string()),
-    pa.field("_checksum_corrupted", pa.bool_()),
-    pa.field("_checksum_version", pa.int32()),
-    pa.field("_key_schema_id", pa.int32()),
-    pa.field("_value_schema_id", pa.int32()),
-]
-_TYPED_TRAILER = ["_ddl", "_value_schema_id"]
-
 
 @dataclass(frozen=True)
 class AvroConfig:
@@ -140,15 +129,7 @@ class AvroDecoder:
         self.implementation = _impl.resolve(implementation)
         self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
                       else ReferenceAvroRows(self.config))
-        by = {f.name: f for f in GENERIC_FIELDS}
-        if targets is None:
-            self._fields = list(GENERIC_FIELDS)
-        else:
-            self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
-            self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
-            if old_image:
-                self._fields.append(old_image_field(targets))
-            self._fields += [by[n] for n in _TYPED_TRAILER]
+        self._fields = output_fields("avro", targets, old_image=bool(old_image))
         self._writers = {}
 
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:

@@ -11,32 +11,15 @@ import pyarrow.compute as pc
 from .. import _constants as C
 from .. import _impl
 from .. import claim_check
-from ..arrow_types import Target, compile_targets, old_image_field
+from ..arrow_types import Target, compile_targets
+from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, change_fields, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
 from ..timezones import get_zone, local_table
 from . import reference
-
-
-GENERIC_FIELDS = change_fields() + [
-    pa.field(C.COL_DDL_TYPE, pa.int32()),
-    pa.field(C.COL_ROW_ID, pa.int64()),
-    pa.field(C.COL_PHYSICAL_TABLE_ID, pa.int64()),
-    pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
-    pa.field(C.COL_CLAIM_CHECK, pa.string()),
-    # an UPDATE's old image lacks columns that ticdc wrote ambiguously (protocols.md E.15)
-    pa.field(C.COL_BEFORE_INCOMPLETE, pa.bool_(), nullable=False),
-]
-TRAILER_TYPED_FIELDS = [
-    pa.field(C.COL_DDL, pa.string()),
-    pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
-    pa.field(C.COL_CLAIM_CHECK, pa.string()),
-    # an UPDATE's old image lacks columns that ticdc wrote ambiguously (protocols.md E.15)
-    pa.field(C.COL_BEFORE_INCOMPLETE, pa.bool_(), nullable=False),
-]
 
 
 @dataclass(frozen=True)
@@ -63,15 +46,6 @@ class _Layout:
     fields: list
     table: str | None           # "db.t" of a typed batch, None for generic rows
     claim_check_column: int
-
-
-def _typed_fields(targets, schema: pa.Schema, old_image: bool) -> list:
-    fields = [GENERIC_FIELDS[0], GENERIC_FIELDS[1]]
-    fields += [pa.field(t.name, t.arrow_type, nullable=True,
-                        metadata=schema.field(t.name).metadata) for t in targets]
-    if old_image:
-        fields.append(old_image_field(targets))
-    return fields + TRAILER_TYPED_FIELDS
 
 
 def _layout(fields: list, table: str | None) -> _Layout:
@@ -165,18 +139,17 @@ class OpenDecoder:
         self._layouts: dict | None = None      # tables={...}: {"db.t" | OTHER_TABLES: _Layout}
         if tables is None:
             self.config = config(schema, table)
-            self._fields = (list(GENERIC_FIELDS) if schema is None
-                            else _typed_fields(self.config.targets, schema, old_image))
+            self._fields = output_fields("open", self.config.targets, old_image=old_image, table_schema=schema)
             self._layout = _layout(self._fields, None if schema is None else ".".join(split_table(table)))
             if self.implementation == "cython":
                 self._core_plan = _impl.core.OpenPlan(self.config)
             return
         subs = tuple(config(sch, key) for key, sch in tables.items())
         self.config = replace(config(None, None), old_image=False, tables=subs, unlisted=unlisted)
-        self._layouts = {key: _layout(_typed_fields(sub.targets, sch, old_image), key)
+        self._layouts = {key: _layout(output_fields("open", sub.targets, old_image=old_image, table_schema=sch), key)
                          for (key, sch), sub in zip(tables.items(), subs)}
         if unlisted == "generic":
-            self._layouts[OTHER_TABLES] = _layout(list(GENERIC_FIELDS), None)
+            self._layouts[OTHER_TABLES] = _layout(output_fields("open", None), None)
         if self.implementation == "cython":
             self._core_plan = _impl.core.OpenPlan(self.config)
             self._core_plan.set_routes([_impl.core.OpenPlan(sub) for sub in subs], unlisted == "generic")

@@ -14,6 +14,7 @@ import pyarrow as pa
 from .. import _constants as C
 from .. import values as V
 from ..arrow_types import old_image_column
+from ..columns import layout
 from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES
@@ -613,23 +614,24 @@ class _Rows:
         self.msg_of_row.append(i)
 
     def columns(self) -> tuple[list[pa.Array], list[int]]:
+        """The output columns in ``columns.OPEN_*`` order, then the message index of each row."""
         cfg = self.cfg
-        cols = [pa.array(self.op, pa.string()), pa.array(self.ts, pa.int64())]
+        by_name = {C.COL_OP: self.op, C.COL_COMMIT_TS: self.ts, C.COL_DDL: self.ddl,
+                   C.COL_HANDLE_KEY_ONLY: self.hko, C.COL_CLAIM_CHECK: self.ccl,
+                   C.COL_BEFORE_INCOMPLETE: self.before_incomplete}
+        if not self.typed:
+            by_name.update({C.COL_SCHEMA: self.schema_col, C.COL_TABLE: self.table_col,
+                            C.COL_AFTER: self.after_col, C.COL_BEFORE: self.before_col,
+                            C.COL_DDL_TYPE: self.ddl_type, C.COL_ROW_ID: self.row_id,
+                            C.COL_PHYSICAL_TABLE_ID: self.ptn})
+        out = layout("open", self.typed)
+        cols = [pa.array(by_name[c.name], c.type) for c in out.head]
         if self.typed:
             for j, target in enumerate(cfg.targets):
                 cols.append(pa.array(self.typed_cols[j], target.arrow_type))
             if cfg.old_image:
                 cols.append(old_image_column(cfg.targets, self.old_images))
-            cols += [pa.array(self.ddl, pa.string()), pa.array(self.hko, pa.bool_()),
-                     pa.array(self.ccl, pa.string()), pa.array(self.before_incomplete, pa.bool_())]
-        else:
-            map_t = pa.map_(pa.string(), pa.string())
-            cols += [pa.array(self.schema_col, pa.string()), pa.array(self.table_col, pa.string()),
-                     pa.array(self.ddl, pa.string()), pa.array(self.after_col, map_t),
-                     pa.array(self.before_col, map_t), pa.array(self.ddl_type, pa.int32()),
-                     pa.array(self.row_id, pa.int64()), pa.array(self.ptn, pa.int64()),
-                     pa.array(self.hko, pa.bool_()), pa.array(self.ccl, pa.string()),
-                     pa.array(self.before_incomplete, pa.bool_())]
+        cols += [pa.array(by_name[c.name], c.type) for c in out.tail]
         return cols, self.msg_of_row
 
 

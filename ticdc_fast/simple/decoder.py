@@ -16,14 +16,15 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets, old_image_field
+from ..arrow_types import Target, compile_targets
+from ..columns import output_fields
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
 from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, change_fields, check_extras, is_binary_array,
+from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -37,25 +38,6 @@ from .routing import SimpleRouter
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
 
 _INT64_MAX = (1 << 63) - 1
-
-GENERIC_FIELDS = change_fields() + [
-    pa.field("_ddl_type", pa.string()),
-    pa.field("_table_schema", pa.string()),
-    pa.field("_schema_version", pa.int64()),
-    pa.field("_table_id", pa.int64()),
-    pa.field("_build_ts", pa.int64()),
-    pa.field(C.COL_HANDLE_KEY_ONLY, pa.bool_(), nullable=False),
-    pa.field(C.COL_CLAIM_CHECK, pa.string()),
-    pa.field("_checksum_version", pa.int32()),
-    pa.field("_checksum_corrupted", pa.bool_()),
-    pa.field("_checksum_current", pa.int64()),
-    pa.field("_checksum_previous", pa.int64()),
-    pa.field("_undecodable", pa.bool_(), nullable=False),
-    pa.field("_raw", pa.binary()),
-]
-_TYPED_TRAILER = ["_ddl", "_ddl_type", "_schema_version", C.COL_HANDLE_KEY_ONLY, C.COL_CLAIM_CHECK,
-                  "_undecodable", "_raw"]
-
 
 def _in_original(exc: DecodeError, canonical: bytes, original: bytes) -> DecodeError:
     """An error found in the canonical form of a JSON message, placed in the message as sent:
@@ -302,15 +284,7 @@ class SimpleDecoder:
                                    schema_name, table_name, self._control_events, bounds, offs,
                                    "error" if self._text_policy.strict else "replace",
                                    self._old_image and targets is not None)
-        if targets is None:
-            self._fields = list(GENERIC_FIELDS)
-        else:
-            by = {f.name: f for f in GENERIC_FIELDS}
-            self._fields = [by[C.COL_OP], by[C.COL_COMMIT_TS]]
-            self._fields += [pa.field(t.name, t.arrow_type, nullable=True) for t in targets]
-            if self.config.old_image:
-                self._fields.append(old_image_field(targets))
-            self._fields += [by[n] for n in _TYPED_TRAILER]
+        self._fields = output_fields("simple", targets, old_image=self.config.old_image)
         if self.implementation == "cython":
             self._rows = _impl.core.SimplePlan(self.config)
         else:

@@ -357,7 +357,7 @@ class ReferenceRows:
                     cols[f.name].append(t[f.name])
                 else:
                     v = r.get(f.name)
-                    if f.name == "_handle_key_only" or f.name == "_undecodable":
+                    if f.name == C.COL_HANDLE_KEY_ONLY or f.name == C.COL_UNDECODABLE:
                         v = bool(v)
                     cols[f.name].append(v)
         self.rows = []
