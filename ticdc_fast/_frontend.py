@@ -45,6 +45,23 @@ def as_large_binary(arr) -> pa.Array:
     return arr if pa.types.is_large_binary(arr.type) else arr.cast(pa.large_binary())
 
 
+def drive_fast_path(n: int, run, retry, slow) -> None:
+    """The batch driver every core-backed front end shares: ``run(i)`` decodes messages i.. in the
+    core until one needs Python and returns its index (n when none does); ``retry(j)`` does what
+    lets the core take message j after all (load a schema or a zone) and says whether it did;
+    otherwise ``slow(j)`` handles message j in Python and the core resumes after it."""
+    i = 0
+    while i < n:
+        j = run(i)
+        if retry(j):
+            i = j
+            continue
+        if j >= n:
+            break
+        slow(j)
+        i = j + 1
+
+
 def check_extras(n: int, partitions, offsets) -> None:
     for name, extra in (("partitions", partitions), ("offsets", offsets)):
         if extra is not None and len(extra) != n:

@@ -12,7 +12,7 @@ from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, check_extras,
+from .._frontend import (counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -240,16 +240,11 @@ class AvroDecoder:
         values = [None if v is None else bytes(v) for v in values]
         rows = self._rows
         try:
-            i = 0
-            while i < n:
-                j = rows.run(keys, values, i)
-                if j >= n:
-                    break
-                if self._fetch_schemas(keys[j], values[j], j):
-                    i = j          # schemas now registered: the fast path takes it
-                    continue
-                self._slow_message(keys[j], values[j], j)
-                i = j + 1
+            drive_fast_path(
+                n, lambda i: rows.run(keys, values, i),
+                # schemas now registered: the fast path takes the message
+                lambda j: j < n and self._fetch_schemas(keys[j], values[j], j),
+                lambda j: self._slow_message(keys[j], values[j], j))
             cols, msg_index = rows.finish(self._fields)
         except BaseException:
             rows.reset()
@@ -268,17 +263,12 @@ class AvroDecoder:
         rows = self._rows
         try:
             rows.prepare_arrow(keys, values)
-            i = 0
-            while i < n:
-                j = rows.run_prepared(i, n)
-                if j >= n:
-                    break
-                k, v = keys[j].as_py(), values[j].as_py()
-                if self._fetch_schemas(k, v, j):
-                    i = j          # registering a schema leaves the prepared batch in place
-                    continue
-                self._slow_message(k, v, j)   # run() on lists has its own pointer arrays
-                i = j + 1
+            # registering a schema leaves the prepared batch in place; run() on lists (the slow
+            # message) has its own pointer arrays
+            drive_fast_path(
+                n, lambda i: rows.run_prepared(i, n),
+                lambda j: j < n and self._fetch_schemas(keys[j].as_py(), values[j].as_py(), j),
+                lambda j: self._slow_message(keys[j].as_py(), values[j].as_py(), j))
             cols, msg_index = rows.finish(self._fields)
         except BaseException:
             rows.reset()

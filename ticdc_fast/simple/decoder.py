@@ -24,7 +24,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, check_extras, is_binary_array,
+from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -484,16 +484,8 @@ class SimpleDecoder:
     def _decode_messages(self, batch: _Batch, values, message) -> pa.RecordBatch:
         n, parts, offs = batch.n, batch.parts, batch.offs
         rows = self._rows
-        i = 0
-        while i < n:
-            j = rows.run(values, i)
-            if self._load_pending_zone(j):
-                i = j
-                continue
-            if j >= n:
-                break
-            self._slow_message(message(j), j)
-            i = j + 1
+        drive_fast_path(n, lambda i: rows.run(values, i), self._load_pending_zone,
+                        lambda j: self._slow_message(message(j), j))
         if self.verify_checksum:   # after the loop: the batch's own BOOTSTRAP/DDL are known now
             still = (self._held.get(number) for number in batch.held)
             held = {h.index for h in still if h is not None}
