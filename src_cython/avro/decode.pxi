@@ -138,10 +138,6 @@ cdef class AvroPlan:
     cdef int conv_target
     cdef Err conv_err
     cdef object _targets
-    cdef const char* schema_name_ptr
-    cdef const char* table_name_ptr
-    cdef Py_ssize_t schema_name_len
-    cdef Py_ssize_t table_name_len
     # the Avro protocol's own output columns: indexes in the core's column set (-1: not written)
     cdef int col_keymap
     cdef int col_ddl_type
@@ -176,10 +172,6 @@ cdef class AvroPlan:
         self.extra_error = cfg.extra_columns == "error"
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
-        self.schema_name_ptr = self.core.schema_name
-        self.schema_name_len = len(self.core.schema_name)
-        self.table_name_ptr = self.core.table_name
-        self.table_name_len = len(self.core.table_name)
         self.started = 0
 
     @property
@@ -1195,9 +1187,8 @@ cdef class AvroPlan:
         cdef ColEntry* e
         cdef ColumnSet cs = self.core.cols     # a copy: see SimplePlan._emit_dml
         if self.core.typed and op != OP_RESOLVED:
-            if tp == NULL or not (tp.db_len == self.schema_name_len and tp.tbl_len == self.table_name_len
-                    and bytes_eq(<const uint8_t*>(self.keys.data + tp.db_off), <const uint8_t*>(self.schema_name_ptr), tp.db_len)
-                    and bytes_eq(<const uint8_t*>(self.keys.data + tp.tbl_off), <const uint8_t*>(self.table_name_ptr), tp.tbl_len)):
+            if tp == NULL or not self.core.is_own_table(<const uint8_t*>(self.keys.data + tp.db_off), tp.db_len,
+                                                        <const uint8_t*>(self.keys.data + tp.tbl_off), tp.tbl_len):
                 return RUN_OK
             if self.extra_error and tp != NULL and not tp.extra_checked:
                 e = NULL

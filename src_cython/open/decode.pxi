@@ -452,10 +452,7 @@ cdef class OpenPlan:
     cdef inline bint _route_is(self, int k, const uint8_t* sp, Py_ssize_t sn, const uint8_t* tp,
                                Py_ssize_t tn) noexcept nogil:
         # no local of the plan's type: that would count references, which needs the GIL
-        return ((<OpenPlan>self.route_ptr[k]).core.schema_name_n == sn
-                and (<OpenPlan>self.route_ptr[k]).core.table_name_n == tn
-                and bytes_eq(<const uint8_t*>(<OpenPlan>self.route_ptr[k]).core.schema_name_c, sp, sn)
-                and bytes_eq(<const uint8_t*>(<OpenPlan>self.route_ptr[k]).core.table_name_c, tp, tn))
+        return (<OpenPlan>self.route_ptr[k]).core.is_own_table(sp, sn, tp, tn)
 
     cdef int _event_value(self, const KeyInfo* kp, Cur* vd, Py_ssize_t msg, Err* err,
                           int routed) noexcept nogil:

@@ -699,6 +699,13 @@ cdef class PlanCore:
             return fail_at(err, s.off, "expected a string")
         return self._push_value_text(out, s, err)
 
+    cdef inline bint is_own_table(self, const uint8_t* db, Py_ssize_t db_n, const uint8_t* tbl,
+                                  Py_ssize_t tbl_n) noexcept nogil:
+        """Whether (database, table) names the table this plan's typed output is for."""
+        return (db_n == self.schema_name_n and tbl_n == self.table_name_n
+                and bytes_eq(db, <const uint8_t*>self.schema_name_c, db_n)
+                and bytes_eq(tbl, <const uint8_t*>self.table_name_c, tbl_n))
+
     cdef int _target_by_name(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
         cdef uint64_t h = fnv1a(name, n)
         cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(self.tslot_cap - 1))

@@ -184,10 +184,6 @@ cdef class SimplePlan:
     cdef uint32_t image_gen[3]   # per image of the core (IMG_*): cgen when it was started
     cdef int env_seq[24]         # envelope key id seen at each position of the last message
     cdef object _targets
-    cdef const char* schema_name_ptr
-    cdef const char* table_name_ptr
-    cdef Py_ssize_t schema_name_len
-    cdef Py_ssize_t table_name_len
 
     def __cinit__(self, cfg):
         self.core = PlanCore(cfg, _columns.layout("simple", cfg.targets is not None))
@@ -213,10 +209,6 @@ cdef class SimplePlan:
         for k in range(ENV_SEQ_MAX):
             self.env_seq[k] = -1
         self._targets = cfg.targets or ()
-        self.schema_name_ptr = self.core.schema_name
-        self.schema_name_len = len(self.core.schema_name)
-        self.table_name_ptr = self.core.table_name
-        self.table_name_len = len(self.core.table_name)
 
     @property
     def invalid_utf8_replaced(self):
@@ -1351,9 +1343,8 @@ cdef class SimplePlan:
         if d.has_build_ts and d.build_ts > 9223372036854775807ULL:
             return fail_at(err, d.build_ts_at, "buildTs out of int64 range")
         if self.core.typed:
-            if not (p.db_len == self.schema_name_len and p.tbl_len == self.table_name_len
-                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(self.schema_name_ptr), p.db_len)
-                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(self.table_name_ptr), p.tbl_len)):
+            if not self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
+                                          <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len):
                 return RUN_OK
         if var_push(&cs.var[CS_OP], OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&cs.fix[CS_TS], &d.commit_ts) < 0:
             return -1
