@@ -270,20 +270,29 @@ def open_messages():
 
 
 @pytest.mark.parametrize("batch_size", ["3", "50000"])
+@pytest.mark.parametrize("typed", [False, True])
 def test_cli_two_threads_write_what_one_thread_writes_from_many_blocks(tmp_path, impl, open_messages,
-                                                                       monkeypatch, capfd, batch_size):
+                                                                       monkeypatch, capfd, batch_size, typed):
     monkeypatch.setattr(capture, "BLOCK_BYTES", 2000)          # a block of a few lines each
     cap = tmp_path / "in.jsonl"
     write_capture(cap, [(k, v, 2, 100 + i) for i, (k, v) in enumerate(open_messages)], topic="t")
     outs = []
     for jobs in ("1", "2"):
         out = tmp_path / f"{jobs}.parquet"
+        table = ["--table", "shop.orders"] if typed else []
         assert main(["decode", "--protocol", "open", "--input", str(cap), "-o", str(out), "--jobs", jobs,
-                     "--batch-size", batch_size, "--implementation", impl]) == 0
+                     "--batch-size", batch_size, "--implementation", impl, *table]) == 0
         outs.append(pq.read_table(out))
     one, two = outs
     assert two.equals(one)
     assert one.num_rows >= 1500
+    if typed:           # the schema of the first --batch-size messages, whatever the blocks
+        from ticdc_fast.arrow_types import infer_open_schema
+        head = open_messages[:int(batch_size)]
+        want = infer_open_schema([k for k, _ in head], [v for _, v in head], table="shop.orders",
+                                 compression="none", spark=True)
+        assert [f for f in one.schema if not f.name.startswith("_")] == list(want)
+        return
     want = ticdc_fast.OpenDecoder().decode([k for k, _ in open_messages], [v for _, v in open_messages],
                                            partitions=[2] * len(open_messages),
                                            offsets=list(range(100, 100 + len(open_messages))))

@@ -103,6 +103,8 @@ def _cmd_decode(args) -> int:
         _require("decode", "confluent_kafka")
     if args.jobs < 1:
         raise SystemExit("error: --jobs must be at least 1")
+    if args.batch_size < 1:
+        raise SystemExit("error: --batch-size must be at least 1")
     jobs = args.jobs
     if jobs > 1 and args.protocol.startswith("simple"):
         # A simple-protocol message can need what earlier ones carried (the BOOTSTRAP/DDL schema
@@ -195,19 +197,17 @@ def _slices(cols, size: int):
 def _schema_from_head(args, units):
     """The typed schema from the first --batch-size messages (as before blocks existed), and the
     units read to get them (parsed here, on the main thread, once)."""
-    from .capture import rechunk
-    head, held = [], 0
+    head, keys, values = [], [], []
     for unit in units:
         cols = _columns(args, unit)
         head.append(cols)
-        held += len(cols[1])
-        if held >= args.batch_size:
+        for part, out in ((cols[0], keys), (cols[1], values)):
+            out.extend(part.to_pylist() if hasattr(part, "to_pylist") else part)
+        if len(values) >= args.batch_size:
             break
-    first = next(rechunk(iter(head), args.batch_size), None)
-    if first is None:
+    if not values:
         return head, None
-    keys, values = (c.to_pylist() if hasattr(c, "to_pylist") else list(c) for c in first[:2])
-    return head, _typed_schema(args, keys, values)
+    return head, _typed_schema(args, keys[:args.batch_size], values[:args.batch_size])
 
 
 def _decoded_chunks(args, units, jobs, decoders):
