@@ -366,3 +366,12 @@ def test_block_parser_fuzz_agrees_with_the_twin_and_never_crashes():
     proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", FUZZ_SCRIPT, "13", "4000"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("number, finite", [
+    ("1.797693134862315807e308", True), ("1.797693134862315808e308", False),
+    ("17976931348623158" + "0" * 292, True), ("17976931348623159" + "0" * 292, False),
+    ("1" + "0" * 308, True), ("2" + "0" * 308, False), ("0.00000001e316", True), ("-1e-99999", True)])
+def test_numbers_at_the_edge_of_double_are_judged_as_orjson_judges_them(impl, number, finite):
+    got = agree(b'{"ts": %s, "payload": "p"}' % number.encode(), impl)
+    assert got == ([[None], [b"p"], [0], [0]] if finite else "cap.jsonl:1: not a kcat -J record (malformed JSON)")
