@@ -76,10 +76,25 @@ def _chunks_from_topic(args):
     yield from consume_all(args.bootstrap, args.topic, chunk=args.batch_size)
 
 
+# What the decode pipeline hands its threads: a block of capture lines (parsed on the thread that
+# decodes it: the core parses without the GIL) or the columns of messages already in memory.
+class _Block:
+    __slots__ = ("first_lineno", "data")
+
+    def __init__(self, first_lineno: int, data: bytes):
+        self.first_lineno = first_lineno
+        self.data = data
+
+
+def _capture_blocks(args, bar):
+    from .capture import read_blocks
+    for first_lineno, data in read_blocks(args.input):
+        bar.update(len(data))
+        yield _Block(first_lineno, data)
+
+
 def _cmd_decode(args) -> int:
     import pyarrow.parquet as pq
-
-    from .capture import read_capture
 
     _check_source(args)
     if args.protocol == "avro" and not args.registry:
@@ -88,6 +103,8 @@ def _cmd_decode(args) -> int:
         _require("decode", "confluent_kafka")
     if args.jobs < 1:
         raise SystemExit("error: --jobs must be at least 1")
+    if args.batch_size < 1:
+        raise SystemExit("error: --batch-size must be at least 1")
     jobs = args.jobs
     if jobs > 1 and args.protocol.startswith("simple"):
         # A simple-protocol message can need what earlier ones carried (the BOOTSTRAP/DDL schema
@@ -97,8 +114,7 @@ def _cmd_decode(args) -> int:
         jobs = 1
     total = os.path.getsize(args.input) if args.input else None
     bar = _progress(total=total, unit="B" if total else "msg", desc="decode")
-    chunks = (read_capture(args.input, args.batch_size, progress=bar.update) if args.input
-              else _chunks_from_topic(args))
+    units = _capture_blocks(args, bar) if args.input else _chunks_from_topic(args)
     writer = None
     rows = msgs = 0
     decoders = []
@@ -110,7 +126,7 @@ def _cmd_decode(args) -> int:
     done = False
     t_start = time.perf_counter()
     try:
-        for n_values, batch in _decoded_chunks(args, chunks, jobs, decoders):
+        for n_values, batch in _decoded_chunks(args, units, jobs, decoders):
             if writer is None:
                 writer = pq.ParquetWriter(partial, batch.schema)
             writer.write_batch(batch)
@@ -162,30 +178,72 @@ class _TimedDecoder:
         return len(values), batch
 
 
-def _decoded_chunks(args, chunks, jobs, decoders):
-    """``(messages, batch)`` per chunk, in input order, decoded on ``jobs`` threads.
+def _columns(args, unit):
+    """(keys, values, partitions, offsets) of a pipeline unit: a capture block is parsed here."""
+    if isinstance(unit, _Block):
+        from .capture import parse_block
+        return parse_block(unit.data, unit.first_lineno, args.input, args.implementation)
+    return unit
 
-    The core decodes with the GIL released, so chunks of a stateless protocol (open, Avro: every
-    message stands alone) decode in parallel, one decoder per thread.  At most ``2 * jobs``
-    chunks are in flight, so memory stays bounded however far the reader could run ahead; the
-    first failing chunk in input order raises, as with one thread.
+
+def _slices(cols, size: int):
+    """Chunks of at most ``size`` messages (Arrow slices are views, not copies)."""
+    n = len(cols[1])
+    if n <= size:
+        return [cols] if n else []
+    return [tuple(c[s:s + size] for c in cols) for s in range(0, n, size)]
+
+
+def _schema_from_head(args, units):
+    """The typed schema from the first --batch-size messages (as before blocks existed), and the
+    units read to get them (parsed here, on the main thread, once)."""
+    head, keys, values = [], [], []
+    for unit in units:
+        cols = _columns(args, unit)
+        head.append(cols)
+        for part, out in ((cols[0], keys), (cols[1], values)):
+            out.extend(part.to_pylist() if hasattr(part, "to_pylist") else part)
+        if len(values) >= args.batch_size:
+            break
+    if not values:
+        return head, None
+    return head, _typed_schema(args, keys[:args.batch_size], values[:args.batch_size])
+
+
+def _decoded_chunks(args, units, jobs, decoders):
+    """``(messages, batch)`` per chunk, in input order, on ``jobs`` threads.
+
+    A unit is a block of capture lines (``_Block``, ~4 MiB of whole lines) or a chunk read from a
+    topic.  Each thread parses its block (the core does it without the GIL) and decodes it in
+    chunks of at most ``--batch-size`` messages: a chunk never spans two blocks.  Chunks of a
+    stateless protocol (open, Avro: every message stands alone) decode in parallel, one decoder
+    per thread (decoders are not thread-safe); the main thread only reads the file and writes
+    Parquet, both of which release the GIL.  At most ``2 * jobs`` units are in flight, so memory
+    stays bounded however far the reader could run ahead; the first failing unit in input order
+    raises, as with one thread.
     """
-    chunks = iter(chunks)
-    first = next(chunks, None)
-    if first is None:
-        return
-    schema = _typed_schema(args, first[0], first[1]) if args.table else None
+    import itertools
+
+    units = iter(units)
+    schema = None
+    if args.table:
+        head, schema = _schema_from_head(args, units)
+        units = itertools.chain(head, units)
 
     def new_decoder():
         d = _TimedDecoder(_make_decoder(args, args.table, schema))
         decoders.append(d)      # list.append is atomic: safe from the worker threads
         return d
 
+    def decode_unit(decoder, unit):
+        return [decoder(chunk) for chunk in _slices(_columns(args, unit), args.batch_size)]
+
     if jobs == 1:
-        decoder = new_decoder()
-        yield decoder(first)
-        for chunk in chunks:
-            yield decoder(chunk)
+        decoder = None
+        for unit in units:
+            if decoder is None:
+                decoder = new_decoder()
+            yield from decode_unit(decoder, unit)
         return
 
     import collections
@@ -194,22 +252,21 @@ def _decoded_chunks(args, chunks, jobs, decoders):
 
     local = threading.local()
 
-    def work(chunk):
+    def work(unit):
         decoder = getattr(local, "decoder", None)
         if decoder is None:
             decoder = local.decoder = new_decoder()
-        return decoder(chunk)
+        return decode_unit(decoder, unit)
 
     pending = collections.deque()
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ticdc-decode") as pool:
         try:
-            pending.append(pool.submit(work, first))
-            for chunk in chunks:
-                pending.append(pool.submit(work, chunk))
+            for unit in units:
+                pending.append(pool.submit(work, unit))
                 while len(pending) >= 2 * jobs:
-                    yield pending.popleft().result()
+                    yield from pending.popleft().result()
             while pending:
-                yield pending.popleft().result()
+                yield from pending.popleft().result()
         finally:
             for future in pending:      # after an error: decode nothing more
                 future.cancel()
@@ -296,7 +353,9 @@ def main(argv=None) -> int:
     common(dec)
     dec.add_argument("--output", "-o", required=True, help="(required) Parquet file to write; written "
                      "to a temporary file beside it and renamed when the whole input decoded")
-    dec.add_argument("--batch-size", type=int, default=50_000)
+    dec.add_argument("--batch-size", type=int, default=50_000,
+                     help="messages decoded per call at most (default 50000); a capture file is read "
+                          "in blocks of ~4 MiB of whole lines and a chunk never spans two blocks")
     dec.add_argument("--on-error", dest="on_error", choices=("fail", "skip", "dead_letter"), default="fail",
                      help="a message that cannot be decoded: stop with its Kafka position (fail, default), "
                           "leave it out and count it (skip), or write it as an _op=ERROR row with its "
@@ -304,9 +363,8 @@ def main(argv=None) -> int:
     dec.add_argument("--implementation", choices=("auto", "cython", "python"), default="auto",
                      help="the compiled core, the pure-Python twin, or the core when it loads (default)")
     dec.add_argument("--jobs", "-j", type=int, default=1,
-                     help="decode chunks of --batch-size messages on N threads, one decoder each "
-                          "(open and avro; the simple protocol decodes on one thread); output "
-                          "order is input order")
+                     help="parse and decode on N threads, one decoder each (open and avro; the "
+                          "simple protocol decodes on one thread); output order is input order")
 
     sch = sub.add_parser("schema", help="print the Spark DDL and Arrow schema of a table (needs the [spark] extra)")
     common(sch, table_required=True)
