@@ -95,7 +95,7 @@ def test_capture_reads_every_byte_and_every_escape_back(tmp_path):
     rnd = __import__("random").Random(4)
     records = [(bytes(rnd.getrandbits(8) for _ in range(n)), bytes(rnd.getrandbits(8) for _ in range(2 * n)), 0, n)
                for n in range(0, 300, 7)]
-    records.append(("日本 \n\t\u0001".encode(), b"\x7f\x80\xff\u00e9", 0, 999))
+    records.append(("日本 \n\t\u0001".encode(), b"\x7f\x80\xff\\u00e9", 0, 999))
     path = tmp_path / "c.jsonl"
     write_capture(path, records)
     with open(path, "ab") as fh:        # hand-written kcat lines: escapes kcat or a tool may write
