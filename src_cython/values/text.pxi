@@ -97,25 +97,8 @@ cdef uint64_t _utf8_two_lanes(const uint8_t* p, const uint8_t* e) noexcept nogil
     return s2 if s1 == U8_ACCEPT else U8_REJECT
 
 
-cdef inline int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    """Strict UTF-8 (no surrogates, no overlongs, <= U+10FFFF), as Python's decoder.  A short
-    all-ASCII value, what most column values are, is decided here with two overlapping loads
-    and no call."""
-    cdef uint32_t a, b
-    if n >= 8:
-        if n <= 16 and ((load_le64(p) | load_le64(p + n - 8)) & 0x8080808080808080ULL) == 0:
-            return 1
-    elif n >= 4:
-        memcpy(&a, p, 4)
-        memcpy(&b, p + n - 4, 4)
-        if ((a | b) & 0x80808080U) == 0:
-            return 1
-    elif n == 0 or ((p[0] | p[n >> 1] | p[n - 1]) & 0x80) == 0:
-        return 1
-    return _utf8_valid_any(p, n)
-
-
-cdef int _utf8_valid_any(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Strict UTF-8 (no surrogates, no overlongs, <= U+10FFFF), as Python's decoder."""
     cdef const uint8_t* e = p + n
     cdef const uint8_t* stop
     cdef uint64_t st = U8_ACCEPT
