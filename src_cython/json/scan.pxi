@@ -28,10 +28,10 @@ cdef struct Span:
     Py_ssize_t off       # offset of the value in the message (for errors)
     int kind
     int scale            # J_RAWDEC (Avro decimal bytes): the decimal's scale
-    uint8_t esc          # string holds backslash escapes
-    uint8_t ascii        # string's raw bytes are all < 0x80
-    uint8_t neg          # number starts with '-'
-    uint8_t in_scratch   # p is an offset into the protocol's scratch buffer until the message
+    int esc              # string holds backslash escapes
+    int ascii            # string's raw bytes are all < 0x80
+    int neg              # number starts with '-'
+    int in_scratch       # p is an offset into the protocol's scratch buffer until the message
                          # is read (the buffer may move meanwhile): fix_scratch_spans
 
 
