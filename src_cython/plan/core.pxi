@@ -848,14 +848,6 @@ cdef class PlanCore:
             return fail_at(err, e.v.off, "cannot convert this column type to an integer")
         return self._decimal_int(e, iv, err)
 
-    cdef int _source_int(self, const ColEntry* e, int kind, IntVal* iv, Err* err) noexcept nogil:
-        """Any column's value as an integer (for the paths that do not know the kind up front)."""
-        if kind == K_DECIMAL:
-            return self._int_of_decimal(e, iv, err)
-        if not (kind == K_INT or kind == K_UINT or kind == K_ENUM):
-            return fail_at(err, e.v.off, "cannot convert this column type to an integer")
-        return self._int_of_integer(e, iv, err)
-
     cdef inline int _push_bool(self, int j, const IntVal* iv, Py_ssize_t off, Err* err) noexcept nogil:
         if iv.neg or iv.mag > 1:
             return fail_at(err, off, "integer is not a boolean (0 or 1)")
@@ -949,14 +941,6 @@ cdef class PlanCore:
                 return fail_at(err, e.v.off, "integer is not exact as a float")
         x[0] = -<double>iv.mag if iv.neg else <double>iv.mag
         return 0
-
-    cdef int _source_double(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
-        """Any column's value as a double (for the paths that do not know the kind up front)."""
-        if kind == K_FLOAT32 or kind == K_FLOAT64:
-            return self._double_of_float(e, kind, x, err)
-        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-            return self._double_of_integer(e, x, err)
-        return fail_at(err, e.v.off, "cannot convert this column type to a float")
 
     cdef inline int _push_float(self, int j, double x, Py_ssize_t off, Err* err) noexcept nogil:
         cdef float f
