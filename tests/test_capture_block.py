@@ -21,6 +21,8 @@ from ticdc_fast.capture import parse_block, read_blocks, read_capture, write_cap
 from ticdc_fast.cli import main
 from ticdc_fast.testing import OpenEncoder, realistic_changefeed
 
+from conftest import is_utf8
+
 ROOT = Path(ticdc_fast.__file__).resolve().parents[1]
 TYPES = [pa.large_binary(), pa.large_binary(), pa.int32(), pa.int64()]
 
@@ -131,7 +133,7 @@ def _escaped_variant(line: bytes, rnd) -> bytes:
 
 
 def test_escaped_and_reordered_lines_agree(tmp_path, impl):
-    records = [r for r in _generated_records(4) if all(b is None or _is_text(b) for b in r[:2])]
+    records = [r for r in _generated_records(4) if all(b is None or is_utf8(b) for b in r[:2])]
     path = tmp_path / "c.jsonl"
     write_capture(path, records)
     rnd = random.Random(9)
@@ -139,14 +141,6 @@ def test_escaped_and_reordered_lines_agree(tmp_path, impl):
     got = agree(b"\r\n".join(lines), impl)
     assert len(got[0]) == len(records)
     assert got[1] == [v for _, v, _, _ in records]
-
-
-def _is_text(b: bytes) -> bool:
-    try:
-        b.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
 
 
 # ------------------------------------------------------------------------------------ hostile
