@@ -263,6 +263,27 @@ def test_overlong_varint_with_zero_groups_is_accepted(impl):
     assert dict(rows[0]["after"])["id"] == "7"
 
 
+def _overlong(b: bytes, extra: int) -> bytes:
+    """The same varint with `extra` zero groups appended (the last group gets a continuation bit)."""
+    return b[:-1] + bytes([b[-1] | 0x80]) + b"\x80" * (extra - 1) + b"\x00" if extra else b
+
+
+_WIDTHS = sorted({0, 1, -1, 63, -64, 64, -65} | {s * (1 << k) + d for k in range(6, 63) for s in (1, -1)
+                                                 for d in (-1, 0, 1)} | {2 ** 63 - 1, -2 ** 63})
+
+
+@pytest.mark.parametrize("extra", [0, 1, 3])
+def test_varint_every_width(impl, extra):
+    """Every encoded width from 1 to 10 bytes, plain and overlong, at the start of the record (many
+    bytes left) and as the last field (few left): each reads as its value."""
+    values = [v for v in _WIDTHS if len(_overlong(zz(v), extra)) <= 10 or extra == 0]
+    dec = _decoder(impl)
+    out = dec.decode([key()] * len(values),
+                     [val(id=_overlong(zz(v), extra), pt=_overlong(zz(v), extra)) for v in values]).to_pylist()
+    assert [dict(r["after"])["id"] for r in out] == [str(v) for v in values]
+    assert [r["_commit_ts"] for r in out] == [TS] * len(values)
+
+
 def test_truncated_varint(impl):
     _expect(impl, [key(), key()], [val(), val()[:5] + b"\x80\x80"], 1, "value")
 
