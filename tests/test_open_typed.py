@@ -554,3 +554,36 @@ def test_default_and_spark_type_helpers():
     assert ticdc_fast.spark_arrow_type(pa.duration("us")) == pa.string()
     with pytest.raises(ValueError):
         ticdc_fast.default_arrow_type(200)
+
+
+# Values of a stream share their minute: the core reads a repeated "YYYY-MM-DD HH:MM" once, and
+# must give what a fresh parse gives, values and refusals alike.
+SAME_MINUTE = ["2024-05-06 07:08:09", "2024-05-06 07:08:10.5", "2024-05-06 07:08:59.999999",
+               "2024-05-06 07:08:00", "1969-12-31 23:59:01.25", "1969-12-31 23:59:59.000001",
+               "1969-12-31 23:59:00", "0001-01-01 00:00:01", "0001-01-01 00:00:02.1",
+               "9999-12-31 23:59:59.999999", "9999-12-31 23:59:00.000001", "2024-05-06 07:09:09",
+               "2024-05-06", "2024-05-06 07:09:09"]
+
+
+def test_datetimes_sharing_their_minute(decoder_factory):
+    key, value = frame([row_event({"c": {"t": 12, "v": t}}) for t in SAME_MINUTE])
+    dec = decoder_factory(table="db.t", schema=pa.schema([("c", pa.timestamp("us"))]))
+    got = dec.decode([key], [value]).column("c").to_pylist()
+    assert got == [dt.datetime.fromisoformat(t) for t in SAME_MINUTE]
+
+
+@pytest.mark.parametrize("bad", ["2024-05-06 07:08:60", "2024-05-06 07:08:6x", "2024-05-06 07:08x09",
+                                 "2024-05-06 07:08:09.", "2024-05-06 07:08:09.1234567",
+                                 "2024-05-06 07:08:09x1", "2024-05-06 07:08:0", "2024-05-06 07:08:09.12a"])
+def test_bad_seconds_after_a_value_of_the_same_minute(decoder_factory, bad):
+    schema = pa.schema([("c", pa.timestamp("us"))])
+    key, value = frame([row_event({"c": {"t": 12, "v": "2024-05-06 07:08:09"}}),
+                        row_event({"c": {"t": 12, "v": bad}})])
+    with pytest.raises(ticdc_fast.DecodeError) as after_good:
+        decoder_factory(table="db.t", schema=schema).decode([key], [value])
+    key, value = frame([row_event({"c": {"t": 12, "v": bad}})])
+    with pytest.raises(ticdc_fast.DecodeError) as alone:
+        decoder_factory(table="db.t", schema=schema).decode([key], [value])
+    assert after_good.value.reason == alone.value.reason
+    assert after_good.value.reason in ("invalid datetime", "invalid time of day")
+    assert after_good.value.column == "c"

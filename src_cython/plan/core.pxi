@@ -89,6 +89,7 @@ cdef class PlanCore:
     cdef int bad_next
     # scratch
     cdef Buf names               # unescaped column names (ColEntry.name_off points here)
+    cdef WallCache walls         # the minute of the last DATETIME/TIMESTAMP text parsed
     cdef Buf tmp
     cdef Buf tmp2
     cdef Buf numtmp
@@ -1025,7 +1026,7 @@ cdef class PlanCore:
         cdef int64_t v64
         if self._text_of(e, &p, &n, err) < 0:
             return -1
-        if parse_datetime_us(p, n, &v64, &why) < 0:
+        if parse_datetime_cached(&self.walls, p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         if kind == K_TIMESTAMP:
             v64 = self._wall_to_utc(v64)

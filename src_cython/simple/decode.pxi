@@ -1443,7 +1443,7 @@ cdef class SimplePlan:
         cdef char txt[48]
         cdef int n
         cdef Py_ssize_t i
-        if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
+        if parse_datetime_cached(&self.core.walls, e.v.p, e.v.n, &wall, &why) < 0:
             if e.v.n >= 10 and memcmp(e.v.p, b"0000-00-00", 10) == 0 and utf8_valid(e.v.p, e.v.n):
                 if buf_append(&out.data, e.v.p, e.v.n) < 0:
                     return -1
@@ -1520,7 +1520,7 @@ cdef class SimplePlan:
                 return self._utc_text(e, &self.core.t_var[j], err)
             if w != W_TIMESTAMP:
                 return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
-            if parse_datetime_us(e.v.p, e.v.n, &wall, &why) < 0:
+            if parse_datetime_cached(&self.core.walls, e.v.p, e.v.n, &wall, &why) < 0:
                 return fail_at(err, e.v.off, why)
             if self.core.zone_n[e.zone] < 0:
                 return self.core._unknown_zone(e.zone, e, err)

@@ -99,6 +99,46 @@ cdef int parse_datetime_us(const uint8_t* p, Py_ssize_t n, int64_t* us, const ch
     return 0
 
 
+# The minute a DATETIME/TIMESTAMP text starts with, from the last text parsed: the rows of a
+# change stream carry times close to their commit time, so most values share their
+# "YYYY-MM-DD HH:MM" with the one before and only the seconds are left to read.
+cdef struct WallCache:
+    uint64_t head0          # the first 16 bytes of the last text that parsed, as two words
+    uint64_t head1
+    int64_t minute_us       # the wall-clock minute they name, in µs
+    int filled
+
+
+cdef int parse_datetime_cached(WallCache* wc, const uint8_t* p, Py_ssize_t n, int64_t* us,
+                               const char** why) noexcept nogil:
+    """parse_datetime_us, with the same values and reasons, reading a cached minute's prefix once."""
+    cdef int ss
+    cdef int64_t frac = 0
+    if n >= 19 and wc.filled and load_le64(p) == wc.head0 and load_le64(p + 8) == wc.head1:
+        # the prefix (date, hour and minute, separators included) already proved valid
+        ss = two(p + 17)
+        if p[16] != 58 or ss < 0:
+            why[0] = "invalid datetime"
+            return -1
+        if ss > 59:
+            why[0] = "invalid time of day"
+            return -1
+        if n > 19:
+            if p[19] != 46 or parse_frac_us(p + 19, p + n, &frac) < 0:
+                why[0] = "invalid datetime"
+                return -1
+        us[0] = wc.minute_us + ss * 1000000 + frac
+        return 0
+    if parse_datetime_us(p, n, us, why) < 0:
+        return -1
+    if n >= 19:
+        wc.head0 = load_le64(p)
+        wc.head1 = load_le64(p + 8)
+        wc.minute_us = us[0] - (two(p + 17) * 1000000 + (us[0] % 1000000 + 1000000) % 1000000)
+        wc.filled = 1
+    return 0
+
+
 cdef int parse_time_us(const uint8_t* p, Py_ssize_t n, int64_t* us, const char** why) noexcept nogil:
     cdef const uint8_t* e = p + n
     cdef int neg = 0, hd = 0, mi, ss
