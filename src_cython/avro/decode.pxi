@@ -84,6 +84,7 @@ cdef struct WPlan:
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
     int direct             # some fields of this (value) plan are written straight to their targets
+    int all_direct         # ... and every target has such a field: _emit_typed has nothing left
 
 
 cdef struct RecInfo:
@@ -282,6 +283,10 @@ cdef class AvroPlan:
                 p.fields[k].target = p.field_target[k]
                 if p.fields[k].direct != D_NONE:
                     p.direct = 1
+            p.all_direct = p.direct
+            for k in range(self.core.ntargets):
+                if p.tfield[k] < 0 or p.fields[p.tfield[k]].direct == D_NONE:
+                    p.all_direct = 0
         db = None if ws.database is None else ws.database.encode("utf-8")
         tb = ws.table.encode("utf-8")
         p.db_off = self.keys.len
@@ -466,6 +471,8 @@ cdef class AvroPlan:
         p = &self.wplans[img.plan]
         if img == &self.core.images[IMG_P]:
             return self._emit_typed_nested(p, img, err)
+        if p.all_direct and self.conv_target < 0 and self.direct[img - &self.core.images[0]]:
+            return 0
         for j in range(self.core.ntargets):
             k = p.tfield[j]
             if k >= 0:
@@ -843,7 +850,8 @@ cdef class AvroPlan:
         img.plan = <int>(p - self.wplans)
         # typed rows of the target table: some fields go straight to their columns (the row is
         # always emitted or the batch fails, so nothing written here can be left dangling)
-        self.direct[img - &self.core.images[0]] = p.direct and img == &self.core.images[IMG_U] and first == 0
+        cdef int direct = p.direct and img == &self.core.images[IMG_U] and first == 0
+        self.direct[img - &self.core.images[0]] = direct
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -865,7 +873,7 @@ cdef class AvroPlan:
                     set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
                 continue
-            if self.direct[img - &self.core.images[0]] and f.direct != D_NONE:
+            if direct and f.direct != D_NONE:
                 dup = self._direct_value(c, f, b, err)
                 if dup < 0:
                     if dup == -1:
