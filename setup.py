@@ -23,7 +23,7 @@ SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-wrapv", "-fno-omit-frame
 # The whole core is one translation unit whose hot functions (the record walks, the emitters) are
 # large: with gcc's default growth limits they stop inlining the small column appends and
 # varint reads they call per value.  Raising the limits for large functions measured 5-9 % on
-# the Avro decoders and 4-7 % on the JSON ones (docs/performance.md), for a 1.3x larger object.
+# the Avro decoders and 7 % on open generic (docs/performance.md), for a 1.3x larger object.
 INLINE_FLAGS = ["--param", "inline-unit-growth=400", "--param", "large-function-growth=400",
                 "--param", "large-function-insns=20000"]
 
