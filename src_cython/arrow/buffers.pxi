@@ -389,27 +389,3 @@ cdef object fix_to_array(FixCol* c, object typ):
     validity = take_validity(&c.valid)
     data = take_buffer(&c.data)
     return pa.Array.from_buffers(typ, n, [validity, data], null_count=nulls)
-
-
-# ------------------------------------------------------------------ input from pyarrow
-cdef void _fill_from_arrow(object arr, const uint8_t** ptr, Py_ssize_t* ln, Py_ssize_t n) except *:
-    """Message pointers from a large_binary array's buffers (nulls → length -1)."""
-    cdef const int64_t[::1] offs
-    cdef const uint8_t[::1] data
-    cdef const uint8_t[::1] valid
-    cdef Py_ssize_t i, base = arr.offset, bit
-    bufs = arr.buffers()
-    offs = memoryview(bufs[1]).cast("q")
-    data = memoryview(bufs[2]).cast("B") if bufs[2] is not None and bufs[2].size else b"\0"
-    has_valid = bufs[0] is not None and arr.null_count > 0
-    if has_valid:
-        valid = memoryview(bufs[0]).cast("B")
-    for i in range(n):
-        if has_valid:
-            bit = base + i
-            if not (valid[bit >> 3] >> (bit & 7)) & 1:
-                ptr[i] = NULL
-                ln[i] = -1
-                continue
-        ptr[i] = &data[0] + offs[base + i]
-        ln[i] = offs[base + i + 1] - offs[base + i]

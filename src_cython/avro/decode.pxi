@@ -148,18 +148,14 @@ cdef class AvroPlan:
     cdef int col_key_id
     cdef int col_value_id
     cdef int started
-    cdef const uint8_t** kptr
-    cdef Py_ssize_t* klen
-    cdef const uint8_t** vptr
-    cdef Py_ssize_t* vlen
-    cdef Py_ssize_t pcap
-    # run() (list input: the front end's one-off messages) points at its own arrays, so the
-    # batch prepared by prepare_arrow stays valid and is never re-read per one-off message
-    cdef const uint8_t** list_kptr
-    cdef Py_ssize_t* list_klen
-    cdef const uint8_t** list_vptr
-    cdef Py_ssize_t* list_vlen
-    cdef Py_ssize_t list_pcap
+    cdef MessageInput arrow_keys     # the batch prepare_arrow points at
+    cdef MessageInput arrow_values
+    # run() (list input: the front end's one-off messages) fills its own, so the batch prepared
+    # by prepare_arrow stays valid and is never re-read per one-off message
+    cdef MessageInput list_keys
+    cdef MessageInput list_values
+    cdef MessageInput* keys_in       # the pair the running loop reads
+    cdef MessageInput* values_in
 
     def __cinit__(self, cfg):
         self.core = PlanCore(cfg, _columns.layout("avro", cfg.targets is not None))
@@ -192,14 +188,10 @@ cdef class AvroPlan:
         free(self.wslot_plan)
         buf_free(&self.keys)
         buf_free(&self.scratch)
-        free(self.kptr)
-        free(self.klen)
-        free(self.vptr)
-        free(self.vlen)
-        free(self.list_kptr)
-        free(self.list_klen)
-        free(self.list_vptr)
-        free(self.list_vlen)
+        input_free(&self.arrow_keys)
+        input_free(&self.arrow_values)
+        input_free(&self.list_keys)
+        input_free(&self.list_values)
 
     # ------------------------------------------------------------------ plans
     def register(self, ws):
@@ -612,19 +604,6 @@ cdef class AvroPlan:
             colset_push_null(cs, self.col_keymap)
 
     # ------------------------------------------------------------------ the hot loop
-    cdef int _ensure_ptrs(self, Py_ssize_t n) except -1:
-        if n > self.pcap:
-            free(self.kptr); free(self.klen); free(self.vptr); free(self.vlen)
-            self.kptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
-            self.klen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-            self.vptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
-            self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-            if not (self.kptr and self.klen and self.vptr and self.vlen):
-                self.pcap = 0
-                no_memory("the message pointer arrays")
-            self.pcap = n
-        return 0
-
     def prepare_arrow(self, keys, values):
         self.core._claim()
         try:
@@ -635,11 +614,9 @@ cdef class AvroPlan:
     cdef object _prepare_arrow_body(self, keys, values):
         """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
         alive until run_prepared is done)."""
-        cdef Py_ssize_t n = len(values), k
-        self._ensure_ptrs(n)
-        _fill_from_arrow(keys, self.kptr, self.klen, n)
-        _fill_from_arrow(values, self.vptr, self.vlen, n)
-        return n
+        input_fill(&self.arrow_keys, keys, 0, False)
+        input_fill(&self.arrow_values, values, 0, False)
+        return len(values)
 
     def run_prepared(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
         self.core._claim()
@@ -649,6 +626,10 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _run_prepared_body(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
+        if n > self.arrow_values.cap:
+            raise ValueError("run_prepared past the messages prepare_arrow pointed at")
+        self.keys_in = &self.arrow_keys
+        self.values_in = &self.arrow_values
         return self._run_loop(start, n, msg_base)
 
     cdef object _run_loop(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base):
@@ -660,8 +641,8 @@ cdef class AvroPlan:
         if not self.started:
             # output text is at most a few times the input size: reserve it once for the batch
             for i in range(start, n):
-                if self.vlen[i] > 0:
-                    total += self.vlen[i]
+                if self.values_in.len[i] > 0:
+                    total += self.values_in.len[i]
             self._begin(n * 2 + 16, 2 * total + (1 << 16))
         self.core._begin_call()
         i = start
@@ -686,39 +667,12 @@ cdef class AvroPlan:
         finally:
             self.core.busy = 0
 
-    cdef void _swap_pointer_sets(self) noexcept:
-        self.kptr, self.list_kptr = self.list_kptr, self.kptr
-        self.klen, self.list_klen = self.list_klen, self.klen
-        self.vptr, self.list_vptr = self.list_vptr, self.vptr
-        self.vlen, self.list_vlen = self.list_vlen, self.vlen
-        self.pcap, self.list_pcap = self.list_pcap, self.pcap
-
     cdef object _run_body(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
-        self._swap_pointer_sets()
-        try:
-            return self._run_list(keys, values, start, msg_base)
-        finally:
-            self._swap_pointer_sets()
-
-    cdef object _run_list(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base):
-        cdef Py_ssize_t n = len(values), k
-        self._ensure_ptrs(n)
-        for k in range(start, n):
-            kv = keys[k]
-            vv = values[k]
-            if kv is None:
-                self.kptr[k] = NULL
-                self.klen[k] = -1
-            else:
-                self.kptr[k] = <const uint8_t*>PyBytes_AS_STRING(kv)
-                self.klen[k] = PyBytes_GET_SIZE(kv)
-            if vv is None:
-                self.vptr[k] = NULL
-                self.vlen[k] = -1
-            else:
-                self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(vv)
-                self.vlen[k] = PyBytes_GET_SIZE(vv)
-        return self._run_loop(start, n, msg_base)
+        input_fill(&self.list_keys, keys, start, False)
+        input_fill(&self.list_values, values, start, False)
+        self.keys_in = &self.list_keys
+        self.values_in = &self.list_values
+        return self._run_loop(start, len(values), msg_base)
 
     cdef int _known(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """-1: not a framed record; -2: framed with an unknown id; else the plan index."""
@@ -730,10 +684,10 @@ cdef class AvroPlan:
         return -2 if k < 0 else k
 
     cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
-        cdef const uint8_t* kp = self.kptr[i]
-        cdef Py_ssize_t kn = self.klen[i]
-        cdef const uint8_t* vp = self.vptr[i]
-        cdef Py_ssize_t vn = self.vlen[i]
+        cdef const uint8_t* kp = self.keys_in.ptr[i]
+        cdef Py_ssize_t kn = self.keys_in.len[i]
+        cdef const uint8_t* vp = self.values_in.ptr[i]
+        cdef Py_ssize_t vn = self.values_in.len[i]
         cdef int kplan = -1, vplan = -1, op
         cdef RecInfo info
         cdef Cur c

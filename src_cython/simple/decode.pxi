@@ -175,9 +175,7 @@ cdef class SimplePlan:
     cdef int col_raw
     cdef object fields
     cdef object _values_ref
-    cdef const uint8_t** vptr
-    cdef Py_ssize_t* vlen
-    cdef Py_ssize_t vcap
+    cdef MessageInput input      # the messages of `_values_ref`
     cdef int started
     cdef int cur_plan
     cdef uint32_t cgen
@@ -228,8 +226,7 @@ cdef class SimplePlan:
         buf_free(&self.elems)
         buf_free(&self.elem_off_buf)
         buf_free(&self.avro_scratch)
-        free(self.vptr)
-        free(self.vlen)
+        input_free(&self.input)
 
     # ------------------------------------------------------------------ plans
     def register(self, ts):
@@ -592,30 +589,16 @@ cdef class SimplePlan:
         cdef int rc = 0
         cdef object v
         if values is not self._values_ref:
-            if n > self.vcap:
-                free(self.vptr)
-                free(self.vlen)
-                self.vptr = <const uint8_t**>malloc(n * sizeof(uint8_t*))
-                self.vlen = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-                if self.vptr == NULL or self.vlen == NULL:
-                    self.vcap = 0
-                    no_memory("the message pointer arrays")
-                self.vcap = n
-            if isinstance(values, list):
-                for k in range(n):
-                    v = values[k]
-                    self.vptr[k] = <const uint8_t*>PyBytes_AS_STRING(v)
-                    self.vlen[k] = PyBytes_GET_SIZE(v)
-            else:
-                if values.null_count:
-                    raise ValueError("null values reach the simple-protocol core")
-                _fill_from_arrow(values, self.vptr, self.vlen, n)
+            self._values_ref = None
+            input_fill(&self.input, values, 0, True)
+            if self.input.missing:
+                raise ValueError("null values reach the simple-protocol core")
             self._values_ref = values
         if not self.started:
             # output text is at most about the input size: reserve it once for the batch
             total = 0
             for k in range(start, n):
-                total += self.vlen[k]
+                total += self.input.len[k]
             self._begin(n * 2 + 16, total + (1 << 16))
         self.pending_zone = None
         self.core._begin_call()
@@ -624,7 +607,7 @@ cdef class SimplePlan:
             while i < n:
                 err.msg = msg_base + i
                 saved = colset_rows(cs, CS_OP)      # the savepoint of this message
-                rc = self._message(self.vptr[i], self.vlen[i], msg_base + i, err)
+                rc = self._message(self.input.ptr[i], self.input.len[i], msg_base + i, err)
                 if rc != RUN_OK:
                     # a message the front end handles (or a failed one) leaves no partial row
                     colset_truncate(cs, saved)

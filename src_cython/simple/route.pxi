@@ -65,49 +65,35 @@ def simple_routes(values, tables, bint avro):
     ROUTE_ALL (-1) for a WATERMARK, ROUTE_UNLISTED (-2), or ROUTE_ASK (-3): the front end decides."""
     cdef Py_ssize_t n = len(values), i
     cdef int count = len(tables), k
-    cdef const uint8_t** vptr = NULL
-    cdef Py_ssize_t* vlen = NULL
+    cdef MessageInput m
     cdef const uint8_t** names = NULL
     cdef Py_ssize_t* lens = NULL
     cdef int32_t* out
     cdef char* raw
-    cdef object v
+    memset(&m, 0, sizeof(MessageInput))
     keep = [bytes(x) for pair in tables for x in pair]   # the names' bytes stay alive
     result = bytearray(4 * n)
     try:
-        vptr = <const uint8_t**>malloc((n + 1) * sizeof(uint8_t*))
-        vlen = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
         names = <const uint8_t**>malloc((2 * count + 1) * sizeof(uint8_t*))
         lens = <Py_ssize_t*>malloc((2 * count + 1) * sizeof(Py_ssize_t))
-        if vptr == NULL or vlen == NULL or names == NULL or lens == NULL:
+        if names == NULL or lens == NULL:
             no_memory("the routing arrays")
         for k in range(2 * count):
             names[k] = <const uint8_t*>PyBytes_AS_STRING(keep[k])
             lens[k] = PyBytes_GET_SIZE(keep[k])
-        if isinstance(values, list):
-            for i in range(n):
-                v = values[i]
-                if type(v) is bytes:
-                    vptr[i] = <const uint8_t*>PyBytes_AS_STRING(v)
-                    vlen[i] = PyBytes_GET_SIZE(v)
-                else:
-                    vptr[i] = NULL
-                    vlen[i] = -1
-        else:
-            _fill_from_arrow(values, vptr, vlen, n)
+        input_fill(&m, values, 0, True)        # anything but bytes: the front end asks Python
         raw = result
         out = <int32_t*>raw
         with nogil:
             for i in range(n):
-                if vlen[i] < 0:
+                if m.len[i] < 0:
                     out[i] = ROUTE_ASK
                 elif avro:
-                    out[i] = _avro_route(vptr[i], vlen[i], names, lens, count)
+                    out[i] = _avro_route(m.ptr[i], m.len[i], names, lens, count)
                 else:
-                    out[i] = _json_route(vptr[i], vlen[i], names, lens, count)
+                    out[i] = _json_route(m.ptr[i], m.len[i], names, lens, count)
     finally:
-        free(vptr)
-        free(vlen)
+        input_free(&m)
         free(names)
         free(lens)
     return bytes(result)
