@@ -646,6 +646,7 @@ cdef class PlanCore:
         cdef const uint8_t* p
         cdef Py_ssize_t ln
         cdef const char* why = NULL
+        cdef int rc
         if s.kind == J_NULL or s.kind == J_ABSENT:
             return _close(out, 0, err)
         if kind == K_NULL:
@@ -660,8 +661,12 @@ cdef class PlanCore:
             int_range(e.t, e.f, &lo, &hi)
             if parse_int_text(s.p, s.n, &iv) < 0 or not int_in_range(&iv, lo, hi):
                 return fail_at(err, s.off, "integer out of range")
-            n = int_to_text(&iv, txt)
-            if buf_append(&out.data, txt, n) < 0:
+            # the JSON integer grammar admits one text per value but "-0": the text is the answer
+            if iv.mag == 0:
+                rc = buf_append(&out.data, b"0", 1)
+            else:
+                rc = buf_append(&out.data, s.p, s.n)
+            if rc < 0:
                 return _oom(err)
             return _close(out, 1, err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:

@@ -96,26 +96,43 @@ cdef inline int int_in_range(const IntVal* v, int64_t lo, uint64_t hi) noexcept 
     return v.mag <= hi
 
 
+cdef char DIGIT_PAIRS[201]       # "00" "01" ... "99": two digits per division
+
+
+cdef void _init_digit_pairs() noexcept:
+    cdef int k
+    for k in range(100):
+        DIGIT_PAIRS[2 * k] = <char>(48 + k // 10)
+        DIGIT_PAIRS[2 * k + 1] = <char>(48 + k % 10)
+
+
+_init_digit_pairs()
+
+
 cdef int int_to_text(const IntVal* v, char* out) noexcept nogil:
     """Decimal text of v into out (>= 22 bytes); returns its length."""
     cdef char tmp[24]
-    cdef int n = 0, k = 0
-    cdef uint64_t m = v.mag
-    if m == 0:
-        out[0] = 48
-        return 1
-    while m:
-        tmp[n] = <char>(48 + m % 10)
-        m //= 10
-        n += 1
-    if v.neg:
-        out[k] = 45
-        k += 1
-    while n:
-        n -= 1
-        out[k] = tmp[n]
-        k += 1
-    return k
+    cdef int at = 24, k = 0, n
+    cdef uint64_t m = v.mag, r
+    while m >= 100:             # written from the end, two digits at a time
+        r = m % 100
+        m //= 100
+        at -= 2
+        tmp[at] = DIGIT_PAIRS[2 * r]
+        tmp[at + 1] = DIGIT_PAIRS[2 * r + 1]
+    if m >= 10:
+        at -= 2
+        tmp[at] = DIGIT_PAIRS[2 * m]
+        tmp[at + 1] = DIGIT_PAIRS[2 * m + 1]
+    else:
+        at -= 1
+        tmp[at] = <char>(48 + m)
+    if v.neg and v.mag:
+        out[0] = 45
+        k = 1
+    n = 24 - at
+    memcpy(out + k, tmp + at, n)
+    return k + n
 
 
 # ---- floats
