@@ -420,3 +420,39 @@ def test_generic_timestamp_text_in_utc(encoding, impl):
     out = ticdc_fast.SimpleDecoder(encoding, implementation=impl).decode(None, values)
     got = [dict(m)["ts"] for m in out.column("after").to_pylist()[1:]]
     assert got == [want for _, _, want in GENERIC_TS]
+
+
+# --------------------------------------------------------------------------- integer text
+INT_TEXTS = ([str(10 ** k - 1) for k in range(1, 19)] + [str(10 ** k) for k in range(0, 19)]
+             + ["-" + str(10 ** k - 1) for k in range(1, 19)] + ["9223372036854775807", "-9223372036854775808",
+                                                                 "12345678", "-12345678", "1234567890123456"])
+BAD_INT_TEXTS = (["1234567" + c for c in "/:a \x00."] + ["123456789012345" + c for c in "/:a"]
+                 + ["12" + c + "45678901" for c in "/:a"] + ["9223372036854775808", "18446744073709551616",
+                                                            "01234567890", "--12345678", "+12345678", "1234 5678"])
+
+
+PLACEHOLDER = 987654321987
+
+
+def _int_text_messages(texts):
+    """Simple JSON carries integers as text: each row's `id` is the given text (the encoder
+    writes a placeholder, replaced in the bytes)."""
+    import json
+    evs = [SimpleBootstrap(BASE), SimpleDML(BASE, "INSERT", make_tso(T0), data={"id": PLACEHOLDER})]
+    boot, dml = _values("json", evs)
+    mark = b'"%d"' % PLACEHOLDER
+    assert dml.count(mark) == 1
+    return [boot] + [dml.replace(mark, json.dumps(t).encode()) for t in texts]
+
+
+def test_integer_text_of_every_length(impl):
+    """Each length, 8 digits at a time or one by one, reads exactly."""
+    got = _typed("json", impl, pa.schema([("id", pa.int64())])).decode(None, _int_text_messages(INT_TEXTS))
+    assert got.column("id").to_pylist()[1:] == [int(t) for t in INT_TEXTS]
+
+
+@pytest.mark.parametrize("text", BAD_INT_TEXTS)
+def test_integer_text_with_a_stray_byte(impl, text):
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _typed("json", impl, pa.schema([("id", pa.int64())])).decode(None, _int_text_messages([text]))
+    assert ei.value.message_index == 1 and ei.value.column == "id"
