@@ -13,7 +13,7 @@ cdef int buf_grow(Buf* b, Py_ssize_t need) noexcept nogil:
         cap = need
     if cap < 64:
         cap = 64
-    cdef uint8_t* p = <uint8_t*>realloc(b.data, cap)
+    cdef uint8_t* p = NULL if alloc_refused() else <uint8_t*>realloc(b.data, cap)
     if p == NULL:
         note_failed_alloc(cap)
         return -1  # the old block stays valid and owned
@@ -196,8 +196,13 @@ cdef int _var_unlazy(VarCol* c) noexcept nogil:
     return 0
 
 
+cdef enum:
+    VAR_TOO_LARGE = -2     # var_close_row: the column's data passed the int32 offsets' 2 GiB
+
+
 cdef inline int var_close_row(VarCol* c, bint valid) noexcept nogil:
-    """Finish a value whose bytes were already appended to c.data."""
+    """Finish a value whose bytes were already appended to c.data: 0, -1 out of memory, or
+    VAR_TOO_LARGE."""
     if not valid and c.lazy == c.valid.n and c.data.len == 0:
         c.lazy += 1
         c.valid.n += 1
@@ -206,7 +211,7 @@ cdef inline int var_close_row(VarCol* c, bint valid) noexcept nogil:
     if c.lazy and _var_unlazy(c) < 0:
         return -1
     if c.data.len > 0x7FFFFFFF:
-        return -2
+        return VAR_TOO_LARGE
     cdef int32_t off = <int32_t>c.data.len
     if buf_append(&c.offsets, &off, 4) < 0:
         return -1
@@ -351,7 +356,7 @@ cdef object take_buffer(Buf* b):
     cdef _Owned owner = _Owned.__new__(_Owned)
     cdef Py_ssize_t n = b.len
     if b.data == NULL:
-        b.data = <uint8_t*>malloc(1)
+        b.data = NULL if alloc_refused() else <uint8_t*>malloc(1)
         if b.data == NULL:
             no_memory("an empty output buffer")
         b.cap = 1

@@ -209,11 +209,11 @@ cdef class AvroPlan:
             return
         self._reserve_id_slots(self.nwplans + 1)
         if self.nwplans == self.wcap:
-            self.wcap = self.wcap * 2 + 8
-            p = <WPlan*>realloc(self.wplans, self.wcap * sizeof(WPlan))
+            p = <WPlan*>realloc(self.wplans, (self.wcap * 2 + 8) * sizeof(WPlan))
             if p == NULL:
                 no_memory("the Avro writer plan list")
             self.wplans = p
+            self.wcap = self.wcap * 2 + 8
         p = &self.wplans[self.nwplans]
         memset(p, 0, sizeof(WPlan))
         p.schema_id = ws.schema_id
@@ -233,10 +233,22 @@ cdef class AvroPlan:
                 or p.tfield == NULL or p.entry_at == NULL:
             _free_wplan(p)
             no_memory("the fields of an Avro writer plan")
+        try:
+            self._fill_wplan(p, ws, flat_fields, flat_branches, symbols)
+        except BaseException:
+            _free_wplan(p)      # never found: the plan counts only once it is complete
+            raise
+        self._put_id_slot(p.schema_id, self.nwplans)
+        self.nwplans += 1
+
+    cdef int _fill_wplan(self, WPlan* p, ws, list flat_fields, list flat_branches, list symbols) except -1:
+        """The fields, branches, symbols and table name of a new writer plan."""
+        cdef int k
         for k, s in enumerate(symbols):
             b = s.encode("utf-8")
             p.sym_off[k] = p.syms.len
-            buf_append(&p.syms, <const char*>b, len(b))
+            if buf_append(&p.syms, <const char*>b, len(b)) < 0:
+                no_memory("the enum symbols of an Avro writer plan")
         p.sym_off[len(symbols)] = p.syms.len
         for k, (kind, dec_scale, size, sym_first, nsym, sub_first, sub_count) in enumerate(flat_branches):
             p.branches[k].kind = kind
@@ -283,14 +295,13 @@ cdef class AvroPlan:
         tb = ws.table.encode("utf-8")
         p.db_off = self.keys.len
         p.db_len = -1 if db is None else len(db)
-        if db is not None:
-            buf_append(&self.keys, <const char*>db, len(db))
+        if db is not None and buf_append(&self.keys, <const char*>db, len(db)) < 0:
+            no_memory("a database name")
         p.tbl_off = self.keys.len
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
             no_memory("a table name")
-        self._put_id_slot(p.schema_id, self.nwplans)
-        self.nwplans += 1
+        return 0
 
     cdef int _reserve_id_slots(self, Py_ssize_t n) except -1:
         """Room for n ids at a load factor of at most 1/2 (rehashing every plan when growing)."""
@@ -391,8 +402,9 @@ cdef class AvroPlan:
         tmp.v.esc = 0
         tmp.v.neg = 0
         tmp.v.in_scratch = 0
-        if self._value(c, f, b, &tmp.v, err) < 0:
-            return -1
+        rc = self._value(c, f, b, &tmp.v, err)
+        if rc < 0:
+            return rc
         if tmp.v.in_scratch:                    # text written into the scratch: now a pointer
             tmp.v.p = self.scratch.data + <uintptr_t>tmp.v.p
             tmp.v.in_scratch = 0
@@ -400,8 +412,8 @@ cdef class AvroPlan:
         rc = self._convert(&tmp, f.target, &conv)
         self.scratch.len = start
         if rc < 0:
-            if not conv.failed:
-                return -2
+            if rc != RC_FAILED or not conv.failed:
+                return RC_NO_MEMORY
             self._defer_conversion_error(f.target, f, &conv)
         return 0
 
@@ -420,7 +432,7 @@ cdef class AvroPlan:
             if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
             rc = self.core._push_target_int(j, &iv, f.type_code, f.flags, off, &conv)
-            if rc == -1:
+            if rc == RC_FAILED:
                 self._defer_conversion_error(j, f, &conv)
                 return 0
             return rc
@@ -430,17 +442,17 @@ cdef class AvroPlan:
             if avro_string(c, &raw, err) < 0:
                 return -1
             rc = self.core._push_value_text(&self.core.t_var[j], &raw, &conv)
-            if rc == -1:
+            if rc == RC_FAILED:
                 self._defer_conversion_error(j, f, &conv)
                 return 0
             return rc
         if f.direct == D_F64:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
-            return 0 if fix_push(&self.core.t_fix[j], &f64) == 0 else -2
+            return 0 if fix_push(&self.core.t_fix[j], &f64) == 0 else RC_NO_MEMORY
         if avro_string(c, &raw, err) < 0:
             return -1
-        return 0 if var_push(&self.core.t_var[j], raw.p, raw.n) == 0 else -2
+        return 0 if var_push(&self.core.t_var[j], raw.p, raw.n) == 0 else RC_NO_MEMORY
 
     cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
@@ -456,7 +468,7 @@ cdef class AvroPlan:
         """Targets in order, each from the field compiled for it (top-level records only); fields
         written while the record was read (`direct`) are already in their columns."""
         cdef WPlan* p
-        cdef int j, k
+        cdef int j, k, rc
         cdef ColEntry* e
         if img == NULL:
             return self.core._emit_nulls(err)
@@ -478,18 +490,20 @@ cdef class AvroPlan:
                     continue
                 e = &img.cols[p.entry_at[k]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
-                    if self._convert(e, j, err) < 0:
-                        set_column(err, e.name.p, e.name.n)
-                        return -1
+                    rc = self._convert(e, j, err)
+                    if rc < 0:
+                        if rc == RC_FAILED:
+                            set_column(err, e.name.p, e.name.n)
+                        return rc
                     continue
             if self.core._push_target_null(j) < 0:
-                return -2
+                return _oom(err)
         return 0
 
     cdef int _emit_typed_nested(self, WPlan* p, Image* img, Err* err) noexcept nogil:
         """Targets from the `_ticdc_before` record (old_image=True): its fields are not the
         top-level ones `tfield` names, so each entry finds its target through its own field."""
-        cdef int j, k
+        cdef int j, k, rc
         cdef ColEntry* e
         for j in range(self.core.ntargets):
             self.core.present[j] = -1
@@ -502,12 +516,14 @@ cdef class AvroPlan:
             if k >= 0:
                 e = &img.cols[k]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
-                    if self._convert(e, j, err) < 0:
-                        set_column(err, e.name.p, e.name.n)
-                        return -1
+                    rc = self._convert(e, j, err)
+                    if rc < 0:
+                        if rc == RC_FAILED:
+                            set_column(err, e.name.p, e.name.n)
+                        return rc
                     continue
             if self.core._push_target_null(j) < 0:
-                return -2
+                return _oom(err)
         return 0
 
     cdef int _find_wplan(self, int32_t sid) noexcept nogil:
@@ -688,7 +704,7 @@ cdef class AvroPlan:
         cdef Py_ssize_t kn = self.keys_in.len[i]
         cdef const uint8_t* vp = self.values_in.ptr[i]
         cdef Py_ssize_t vn = self.values_in.len[i]
-        cdef int kplan = -1, vplan = -1, op
+        cdef int kplan = -1, vplan = -1, op, rc
         cdef RecInfo info
         cdef Cur c
         cdef int64_t ts
@@ -729,9 +745,10 @@ cdef class AvroPlan:
                 return fail_at(err, 0, "truncated Confluent header")
             c.pos += 5
             self.cur_plan = kplan
-            if self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
-                            NULL, err) < 0:
-                return -1
+            rc = self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
+                              NULL, err)
+            if rc < 0:
+                return rc
             if c.pos != c.end:
                 return fail(err, &c, "trailing bytes after the Avro record")
         err.part = PART_VALUE
@@ -764,9 +781,10 @@ cdef class AvroPlan:
         c.pos = vp + 5
         c.end = vp + vn
         self.cur_plan = vplan
-        if self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.core.images[IMG_U], &info,
-                        err) < 0:
-            return -1
+        rc = self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.core.images[IMG_U], &info,
+                          err)
+        if rc < 0:
+            return rc
         if c.pos != c.end:
             return fail(err, &c, "trailing bytes after the Avro record")
         fix_scratch_spans(&self.core.images[IMG_U], self.scratch.data)
@@ -792,6 +810,7 @@ cdef class AvroPlan:
 
     cdef int _record(self, Cur* c, WPlan* p, int first, int count, Image* img, RecInfo* info,
                      Err* err) noexcept nogil:
+        cdef int rc
         cdef int k, bi, dup
         cdef int64_t idx, lv
         cdef AvField* f
@@ -817,8 +836,9 @@ cdef class AvroPlan:
             b = &p.branches[f.branch0 + bi]
             if f.role == ROLE_BEFORE:
                 if b.kind == AV_RECORD:
-                    if self._record(c, p, b.sub_first, b.sub_count, &self.core.images[IMG_P], NULL, err) < 0:
-                        return -1
+                    rc = self._record(c, p, b.sub_first, b.sub_count, &self.core.images[IMG_P], NULL, err)
+                    if rc < 0:
+                        return rc
                 elif b.kind != AV_NULL:
                     return fail(err, c, "unexpected _ticdc_before branch")
                 continue
@@ -830,12 +850,12 @@ cdef class AvroPlan:
             if direct and f.direct != D_NONE:
                 dup = self._direct_value(c, f, b, err)
                 if dup < 0:
-                    if dup == -1:
+                    if dup == RC_FAILED:
                         set_column(err, p.names.data + f.name_off, f.name_len)
-                    return -1
+                    return dup
                 continue
             if img.n == img.cap and image_make_room(img) < 0:
-                return -1
+                return _oom(err)
             p.entry_at[k] = <int>img.n
             e = &img.cols[img.n]
             e.name.p = p.names.data + f.name_off
@@ -854,9 +874,11 @@ cdef class AvroPlan:
             e.v.esc = 0
             e.v.neg = 0
             e.v.in_scratch = 0
-            if self._value(c, f, b, &e.v, err) < 0:
-                set_column(err, p.names.data + f.name_off, f.name_len)
-                return -1
+            dup = self._value(c, f, b, &e.v, err)
+            if dup < 0:
+                if dup == RC_FAILED:
+                    set_column(err, p.names.data + f.name_off, f.name_len)
+                return dup
             img.n += 1
         return 0
 
@@ -874,7 +896,7 @@ cdef class AvroPlan:
         cdef uint64_t u
         cdef const uint8_t* q
         if buf_reserve(&self.scratch, 400) < 0:
-            return -1
+            return _oom(err)
         start = self.scratch.len
         out = <char*>(self.scratch.data + start)
         if b.kind == AV_NULL:
@@ -985,13 +1007,14 @@ cdef class AvroPlan:
             v.p = NULL
             return 0
         if b64_encode(raw.p, raw.n, &self.scratch) < 0:
-            return -1
+            return _oom(err)
         span_in_scratch(v, start, self.scratch.len - start)
         return 0
 
     cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
         """Raw numbers and decimals straight into their targets; everything else through the
         text rules."""
+        cdef int rc
         cdef char txt[400]
         cdef ColEntry tmp
         cdef uint64_t limbs[2]
@@ -1005,11 +1028,12 @@ cdef class AvroPlan:
         if e.v.kind == J_RAWDEC:
             if self.core.writers[j] == W_DECIMAL128 and e.v.scale == self.core.scales[j] \
                     and twos_to_decimal128(e.v.p, e.v.n, self.core.precisions[j], limbs) == 0:
-                return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else -1
+                return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else _oom(err)
             tmp = e[0]
             start = self.scratch.len
-            if self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.scale, err) < 0:
-                return -1
+            rc = self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.scale, err)
+            if rc < 0:
+                return rc
             tmp.v.p = self.scratch.data + start
             tmp.v.neg = 0
             tmp.v.in_scratch = 0
@@ -1018,7 +1042,7 @@ cdef class AvroPlan:
     cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t start = self.scratch.len
         if buf_append(&self.scratch, p, n) < 0:
-            return -1
+            return RC_NO_MEMORY
         span_in_scratch(v, start, n)
         v.ascii = 0
         return 0
@@ -1076,7 +1100,7 @@ cdef class AvroPlan:
             nd = 1
         pad = scale + 1 - nd if scale + 1 > nd else 0
         if buf_reserve(&self.scratch, nd + pad + 3) < 0:
-            return -1
+            return _oom(err)
         start = self.scratch.len
         out = <char*>(self.scratch.data + start)
         k = 0
@@ -1169,42 +1193,43 @@ cdef class AvroPlan:
                     return fail_at(err, e.v.off, "column is not in the target schema")
                 tp.extra_checked = 1
         if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0:
-            return -1
+            return _oom(err)
         if info.has_commit_ts:
             if fix_push(&cs.fix[CS_TS], &info.commit_ts) < 0:
-                return -1
+                return _oom(err)
         elif fix_push_null(&cs.fix[CS_TS]) < 0:
-            return -1
+            return _oom(err)
         m32 = <int32_t>msg
         if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], 0) < 0:
-            return -1
+            return _oom(err)
         if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[CS_CCL]) < 0 or fix_push_null(&cs.fix[self.col_ddl_type]) < 0:
-            return -1
+            return _oom(err)
         if info.has_checksum and info.checksum.n > 0:
-            if self.core._push_text(self.col_checksum, &info.checksum, err) < 0:
-                return -1
+            rc = self.core._push_text(self.col_checksum, &info.checksum, err)
+            if rc < 0:
+                return rc
         elif var_push_null(&cs.var[self.col_checksum]) < 0:
-            return -1
+            return _oom(err)
         if info.has_checksum and info.has_corrupted:
             if fix_push_bool(&cs.fix[self.col_corrupted], info.corrupted) < 0:
-                return -1
+                return _oom(err)
         elif fix_push_null(&cs.fix[self.col_corrupted]) < 0:
-            return -1
+            return _oom(err)
         if info.has_checksum and info.has_ckver:
             if fix_push(&cs.fix[self.col_ckver], &info.ckver) < 0:
-                return -1
+                return _oom(err)
         elif fix_push_null(&cs.fix[self.col_ckver]) < 0:
-            return -1
+            return _oom(err)
         if kplan >= 0:
             if fix_push(&cs.fix[self.col_key_id], &self.wplans[kplan].schema_id) < 0:
-                return -1
+                return _oom(err)
         elif fix_push_null(&cs.fix[self.col_key_id]) < 0:
-            return -1
+            return _oom(err)
         if value_id_plan >= 0:
             if fix_push(&cs.fix[self.col_value_id], &self.wplans[value_id_plan].schema_id) < 0:
-                return -1
+                return _oom(err)
         elif fix_push_null(&cs.fix[self.col_value_id]) < 0:
-            return -1
+            return _oom(err)
         if self.core.typed:
             if op == OP_RESOLVED:
                 after = before = NULL
@@ -1215,15 +1240,19 @@ cdef class AvroPlan:
         if tp != NULL and op != OP_RESOLVED:
             if tp.db_len >= 0:
                 if var_push(&cs.var[CS_SCHEMA], self.keys.data + tp.db_off, tp.db_len) < 0:
-                    return -1
+                    return _oom(err)
             elif var_push_null(&cs.var[CS_SCHEMA]) < 0:
-                return -1
+                return _oom(err)
             if var_push(&cs.var[CS_TABLE], self.keys.data + tp.tbl_off, tp.tbl_len) < 0:
-                return -1
+                return _oom(err)
         elif var_push_null(&cs.var[CS_SCHEMA]) < 0 or var_push_null(&cs.var[CS_TABLE]) < 0:
-            return -1
-        if self.core._emit_map(CS_AFTER, after, err) < 0 or self.core._emit_map(CS_BEFORE, before, err) < 0:
-            return -1
+            return _oom(err)
+        rc = self.core._emit_map(CS_AFTER, after, err)
+        if rc < 0:
+            return rc
+        rc = self.core._emit_map(CS_BEFORE, before, err)
+        if rc < 0:
+            return rc
         return self.core._emit_map(self.col_keymap, &self.core.images[IMG_KEY] if self.core.images[IMG_KEY].present else NULL, err)
 
 

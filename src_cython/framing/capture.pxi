@@ -170,11 +170,15 @@ cdef int _cap_number(Cur* c, Span* s, Err* err, Buf* scratch) noexcept nogil:
     the double orjson would make of it, which must not be infinite."""
     cdef const uint8_t* at = c.pos
     cdef double d
+    cdef int rc
     if scan_number(c, s, err) < 0:
         return -1
     if s.kind == J_INT and s.n - s.neg <= 308:
         return 0
-    if parse_double(s.p, s.n, &d, scratch) < 0:
+    rc = parse_double(s.p, s.n, &d, scratch)
+    if rc == RC_NO_MEMORY:
+        return rc
+    if rc < 0:
         c.pos = at
         return fail(err, c, "malformed JSON: number is infinite as a double")
     return 0
@@ -194,6 +198,7 @@ cdef int _cap_skip_container(Cur* c, int depth, Err* err, Buf* scratch) noexcept
     cdef int state   # 2 = just opened, 1 = need an element, 0 = after an element
     cdef uint8_t ch, top
     cdef Span tmp
+    cdef int r
     if depth > MAX_DEPTH:
         return fail(err, c, "malformed JSON: nesting deeper than 1024")
     stack[0] = c.pos[0]
@@ -241,8 +246,9 @@ cdef int _cap_skip_container(Cur* c, int depth, Err* err, Buf* scratch) noexcept
             c.pos += 1
             state = 2
             continue
-        if _cap_scalar(c, &tmp, err, scratch) < 0:
-            return -1
+        r = _cap_scalar(c, &tmp, err, scratch)
+        if r < 0:
+            return r
         state = 0
     return 0
 

@@ -41,6 +41,14 @@ cdef enum:
     RUN_STOP = 1      # simple protocol: a message the Python front end handles first
 
 
+# What every nogil function that takes an Err returns when it fails.  The two must stay apart all
+# the way up: a caller that keeps an error for later (a deferred conversion error) reads the Err,
+# which an allocation failure never fills.
+cdef enum:
+    RC_FAILED = -1        # an error is recorded in the Err (bad input)
+    RC_NO_MEMORY = -2     # an allocation failed; the Err is untouched
+
+
 # Filled inside nogil code; turned into DecodeError (raise_decode_error) after the GIL is back.
 cdef struct Err:
     int failed
@@ -58,14 +66,14 @@ cdef inline int fail(Err* err, const Cur* c, const char* reason) noexcept nogil:
     err.offset = c.pos - c.start
     strncpy(err.reason, reason, 255)
     err.reason[255] = 0
-    return -1
+    return RC_FAILED
 
 
 cdef int fail_fmt(Err* err, const Cur* c, const char* fmt, long long a, long long b) noexcept nogil:
     err.failed = 1
     err.offset = c.pos - c.start
     snprintf(err.reason, 256, fmt, a, b)
-    return -1
+    return RC_FAILED
 
 
 cdef inline bint bytes_eq(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
@@ -101,7 +109,7 @@ cdef int _fail_truncated(Err* err, const Cur* c, const char* what) noexcept nogi
     err.failed = 1
     err.offset = c.pos - c.start
     snprintf(err.reason, 256, "truncated %s: %lld of 8 bytes", what, <long long>(c.end - c.pos))
-    return -1
+    return RC_FAILED
 
 
 cdef inline int read_u64be(Cur* c, uint64_t* out, Err* err, const char* what) noexcept nogil:
@@ -129,6 +137,36 @@ cdef extern from *:
     """
     void note_failed_alloc "ticdc_note_failed_alloc"(Py_ssize_t n) noexcept nogil
     Py_ssize_t take_failed_alloc "ticdc_take_failed_alloc"() noexcept nogil
+
+
+cdef extern from *:
+    """
+    /* Test hook (_fail_allocations_after): how many more allocations of the decode loops may
+       succeed before every one is refused; -1 (the default) refuses none.  Checked only where an
+       allocation is made (the builders' cold growth path), never per value. */
+    static Py_ssize_t ticdc_alloc_budget = -1;
+    static Py_ssize_t ticdc_alloc_refusals = 0;
+    static inline int ticdc_alloc_refused(void) {
+        if (__builtin_expect(ticdc_alloc_budget < 0, 1)) return 0;
+        if (ticdc_alloc_budget == 0) { ticdc_alloc_refusals++; return 1; }
+        ticdc_alloc_budget--;
+        return 0;
+    }
+    """
+    int alloc_refused "ticdc_alloc_refused"() noexcept nogil
+    Py_ssize_t alloc_budget "ticdc_alloc_budget"
+    Py_ssize_t alloc_refusals "ticdc_alloc_refusals"
+
+
+def _fail_allocations_after(Py_ssize_t n):
+    """Test hook: let the next `n` allocations of the decode loops succeed, then refuse every
+    one as if memory ran out (n < 0: refuse none, the default).  Returns how many allocations
+    were refused since the previous call."""
+    global alloc_budget, alloc_refusals
+    cdef Py_ssize_t refused = alloc_refusals
+    alloc_budget = n if n >= 0 else -1
+    alloc_refusals = 0
+    return refused
 
 
 cdef int no_memory(str what) except -1:

@@ -561,18 +561,17 @@ cdef int key_id(const Span* name, const char** texts, const Py_ssize_t* lens, in
 
 
 cdef int _escaped_key_is(const Span* k, const char* lit, Py_ssize_t n) noexcept nogil:
+    # unescaped into a stack buffer (unescaping never makes the text longer), so no allocation
+    # can fail and make a known key read as an unknown one
+    cdef uint8_t text[64]
     cdef Buf tmp
-    cdef int eq
     if k.n > 64:
         return 0
-    tmp.data = NULL
+    tmp.data = text
     tmp.len = 0
-    tmp.cap = 0
-    if json_unescape(k.p, k.n, &tmp) < 0:
-        return 0
-    eq = tmp.len == n and bytes_eq(<const uint8_t*>(tmp.data), <const uint8_t*>(lit), n)
-    buf_free(&tmp)
-    return eq
+    tmp.cap = 64
+    json_unescape(k.p, k.n, &tmp)
+    return tmp.len == n and bytes_eq(<const uint8_t*>(tmp.data), <const uint8_t*>(lit), n)
 
 
 cdef inline int doc_end(Cur* c, Err* err) noexcept nogil:

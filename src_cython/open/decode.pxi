@@ -379,8 +379,9 @@ cdef class OpenPlan:
         cdef KeyInfo key
         cdef int k, rc
         err.part = PART_KEY
-        if self._parse_key(kd, &key, err) < 0:
-            return -1
+        rc = self._parse_key(kd, &key, err)
+        if rc < 0:
+            return rc
         err.part = PART_VALUE
         if not self.nroutes:
             return self._event_value(&key, vd, msg, err, 0)
@@ -394,8 +395,8 @@ cdef class OpenPlan:
         k = self._route_of(&key)
         if k >= 0:
             return (<OpenPlan>self.route_ptr[k])._event_value(&key, vd, msg, err, 1)
-        if k == -2:
-            return -2
+        if k == RC_NO_MEMORY:
+            return RC_NO_MEMORY
         if self.keep_unlisted:
             return self._event_value(&key, vd, msg, err, 0)
         return self._skip_value(&key, vd, err)
@@ -404,22 +405,24 @@ cdef class OpenPlan:
         """unlisted="skip": an event of a table not listed is still read and checked, as a
         single-table typed decode reads other tables' events (so a message fails alike), but
         nothing is written; it counts as the one row it would have been."""
+        cdef int rc
         cdef Span q
         cdef int64_t qt = 0
         cdef int has_qt = 0, op
         q.kind = J_ABSENT
         if key.t == MSG_DDL:
-            if self._parse_ddl(vd, &q, &qt, &has_qt, err) < 0:
-                return -1
-        elif self._parse_row(vd, &op, err) < 0:
-            return -1
+            rc = self._parse_ddl(vd, &q, &qt, &has_qt, err)
+        else:
+            rc = self._parse_row(vd, &op, err)
+        if rc < 0:
+            return rc
         self.unlisted_skipped += 1
         return 0
 
     cdef int _route_of(self, const KeyInfo* key) noexcept nogil:
         """The index of the sub-plan of the event's table, -1 for a table not listed (or an
-        event without schema or table), -2 out of memory.  Escaped names are compared
-        unescaped, as the single-table filter does."""
+        event without schema or table), or RC_NO_MEMORY.  Escaped names are compared unescaped,
+        as the single-table filter does."""
         cdef const uint8_t* sp
         cdef const uint8_t* tp
         cdef Py_ssize_t sn, tn, s
@@ -431,7 +434,7 @@ cdef class OpenPlan:
         if key.scm.esc:
             self.core.tmp.len = 0
             if json_unescape(key.scm.p, key.scm.n, &self.core.tmp) < 0:
-                return -2
+                return RC_NO_MEMORY
             sp = self.core.tmp.data
             sn = self.core.tmp.len
         tp = key.tbl.p
@@ -439,7 +442,7 @@ cdef class OpenPlan:
         if key.tbl.esc:
             self.core.tmp2.len = 0
             if json_unescape(key.tbl.p, key.tbl.n, &self.core.tmp2) < 0:
-                return -2
+                return RC_NO_MEMORY
             tp = self.core.tmp2.data
             tn = self.core.tmp2.len
         s = <Py_ssize_t>(_table_hash(sp, sn, tp, tn) & <uint64_t>(self.route_cap - 1))
@@ -473,12 +476,14 @@ cdef class OpenPlan:
                 return fail(err, vd, "resolved event with a non-empty value")
             op = OP_RESOLVED
         elif key.t == MSG_DDL:
-            if self._parse_ddl(vd, &q, &qt, &has_qt, err) < 0:
-                return -1
+            rc = self._parse_ddl(vd, &q, &qt, &has_qt, err)
+            if rc < 0:
+                return rc
             op = OP_DDL
         else:
-            if self._parse_row(vd, &op, err) < 0:
-                return -1
+            rc = self._parse_row(vd, &op, err)
+            if rc < 0:
+                return rc
             if op == OP_DELETE:
                 b = &self.core.images[IMG_D]
             else:
@@ -486,10 +491,14 @@ cdef class OpenPlan:
                 if op == OP_UPDATE:
                     b = &self.core.images[IMG_P]
         if self.core.typed:
-            if key.t != MSG_RESOLVED and not routed and not (
-                    _span_equals(&key.scm, self.core.schema_name_c, self.core.schema_name_n, &self.core.tmp)
-                    and _span_equals(&key.tbl, self.core.table_name_c, self.core.table_name_n, &self.core.tmp)):
-                return 0
+            if key.t != MSG_RESOLVED and not routed:
+                rc = _span_equals(&key.scm, self.core.schema_name_c, self.core.schema_name_n, &self.core.tmp)
+                if rc == 1:
+                    rc = _span_equals(&key.tbl, self.core.table_name_c, self.core.table_name_n, &self.core.tmp)
+                if rc == RC_NO_MEMORY:
+                    return _oom(err)
+                if rc == 0:
+                    return 0
             if key.t != MSG_ROW and not self.control_events:
                 return 0
         hko = key.ohk and key.ccl.kind != J_STR
@@ -497,13 +506,17 @@ cdef class OpenPlan:
         # their addresses in registers across the appends (a store into a buffer may alias a field)
         cs = self.core.cols
         if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&cs.fix[CS_TS], &key.ts) < 0:
-            return -2
+            return RC_NO_MEMORY
         m32 = <int32_t>msg
         if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], hko) < 0 \
                 or fix_push_bool(&cs.fix[self.col_bic], self.before_incomplete) < 0:
-            return -2
-        if self.core._push_text(CS_DDL, &q, err) < 0 or self.core._push_text(CS_CCL, &key.ccl, err) < 0:
-            return -1
+            return RC_NO_MEMORY
+        rc = self.core._push_text(CS_DDL, &q, err)
+        if rc < 0:
+            return rc
+        rc = self.core._push_text(CS_CCL, &key.ccl, err)
+        if rc < 0:
+            return rc
         if op == OP_UPDATE and (not self.core.typed or self.core.with_old_image):
             self._old_flags_from_new(b, a)     # the old image is written: it reads as the new one
         if self.core.typed:
@@ -511,14 +524,22 @@ cdef class OpenPlan:
             if rc < 0 or not self.core.with_old_image:
                 return rc
             return self._emit_old_image(b, vd, err)
-        if self.core._push_text(CS_SCHEMA, &key.scm, err) < 0 or self.core._push_text(CS_TABLE, &key.tbl, err) < 0:
-            return -1
-        if self.core._emit_map(CS_AFTER, a, err) < 0 or self.core._emit_map(CS_BEFORE, b, err) < 0:
-            return -1
+        rc = self.core._push_text(CS_SCHEMA, &key.scm, err)
+        if rc < 0:
+            return rc
+        rc = self.core._push_text(CS_TABLE, &key.tbl, err)
+        if rc < 0:
+            return rc
+        rc = self.core._emit_map(CS_AFTER, a, err)
+        if rc < 0:
+            return rc
+        rc = self.core._emit_map(CS_BEFORE, b, err)
+        if rc < 0:
+            return rc
         m32 = <int32_t>qt
         if (_push_opt(&cs.fix[self.col_ddl_type], &m32, has_qt) < 0 or _push_opt(&cs.fix[self.col_rid], &key.rid, key.has_rid) < 0
                 or _push_opt(&cs.fix[self.col_ptn], &key.ptn, key.has_ptn) < 0):
-            return -2
+            return RC_NO_MEMORY
         return 0
 
     cdef int _parse_key(self, Cur* c, KeyInfo* k, Err* err) noexcept nogil:
@@ -605,10 +626,12 @@ cdef class OpenPlan:
         if not k.has_t or not (k.t == MSG_ROW or k.t == MSG_DDL or k.t == MSG_RESOLVED):
             return fail_at(err, (c.end - c.start) - 1, "event key has an unknown type t")
         # UTF-8 of names (the twin checks them too)
-        if _check_utf8_span(&k.scm, &self.core.tmp, err) < 0 or _check_utf8_span(&k.tbl, &self.core.tmp, err) < 0 \
-                or _check_utf8_span(&k.ccl, &self.core.tmp, err) < 0:
-            return -1
-        return 0
+        r = _check_utf8_span(&k.scm, &self.core.tmp, err)
+        if r == 0:
+            r = _check_utf8_span(&k.tbl, &self.core.tmp, err)
+        if r == 0:
+            r = _check_utf8_span(&k.ccl, &self.core.tmp, err)
+        return r
 
     cdef int _parse_ddl(self, Cur* c, Span* q, int64_t* qt, int* has_qt, Err* err) noexcept nogil:
         # last copy of a repeated field wins; judged after the document is read (see _parse_key)
@@ -650,6 +673,7 @@ cdef class OpenPlan:
         return _check_utf8_span(q, &self.core.tmp, err)
 
     cdef int _parse_row(self, Cur* c, int* op, Err* err) noexcept nogil:
+        cdef int rc
         cdef Span name, v
         cdef int r, which
         cdef Image* img
@@ -682,8 +706,9 @@ cdef class OpenPlan:
                 if scan_value(c, &v, 2, err) < 0:
                     return -1
             elif c.pos[0] == 123:
-                if self._parse_image(c, &self.core.images[which], err) < 0:
-                    return -1
+                rc = self._parse_image(c, &self.core.images[which], err)
+                if rc < 0:
+                    return rc
             else:
                 if scan_value(c, &v, 2, err) < 0:
                     return -1
@@ -734,7 +759,7 @@ cdef class OpenPlan:
         cdef Py_ssize_t nm = self.bare.len // sizeof(BareMember)
         cdef Py_ssize_t nu = self.core.images[IMG_U].n, np_ = self.core.images[IMG_P].n
         cdef const char* why = NULL
-        cdef int rc = -2
+        cdef int rc = RC_NO_MEMORY
         w.cap = 16
         while w.cap < 2 * nu + 2:
             w.cap *= 2
@@ -748,9 +773,10 @@ cdef class OpenPlan:
         w.named = <uint8_t*>calloc(nu + 1, 1)
         w.gv = <Span*>malloc((nm + 1) * sizeof(Span))
         w.out = <ColEntry*>malloc((np_ + nm + 1) * sizeof(ColEntry))
-        if w.gat and w.left and w.right and w.pre and w.suf and w.gt and w.slot and w.named and w.gv and w.out:
+        if w.gat and w.left and w.right and w.pre and w.suf and w.gt and w.slot and w.named and w.gv and w.out \
+                and not alloc_refused():
             why = self._place_bare(&w, nm)
-            rc = -1 if why != NULL else 0
+            rc = RC_FAILED if why != NULL else 0
             if rc == 0:
                 free(self.core.images[IMG_P].cols)
                 self.core.images[IMG_P].cols = w.out
@@ -766,7 +792,7 @@ cdef class OpenPlan:
         free(w.named)
         free(w.gv)
         free(w.out)
-        if rc == -1:
+        if rc == RC_FAILED:
             return fail_at(err, value_off, why)
         return rc
 
@@ -904,7 +930,7 @@ cdef class OpenPlan:
         cdef const uint8_t* b
         if img.n * 2 >= self.dd_cap:
             if self._grow_dedupe(img, idx) < 0:
-                return -2
+                return RC_NO_MEMORY
         cap = self.dd_cap
         s = <Py_ssize_t>(e.hash & <uint64_t>(cap - 1))
         a = self.core._name_ptr(e)
@@ -934,8 +960,8 @@ cdef class OpenPlan:
         self.dd_gen = <uint32_t*>calloc(cap, sizeof(uint32_t))
         self.dd_idx = <int32_t*>malloc(cap * sizeof(int32_t))
         self.dd_cap = 0
-        if self.dd_gen == NULL or self.dd_idx == NULL:
-            return -1
+        if self.dd_gen == NULL or self.dd_idx == NULL or alloc_refused():
+            return RC_NO_MEMORY
         self.dd_cap = cap
         self.gen = 1
         for k in range(upto):
@@ -996,7 +1022,7 @@ cdef class OpenPlan:
             return -1
         while r == 0:
             if img.n == img.cap and image_make_room(img) < 0:
-                return -2
+                return RC_NO_MEMORY
             e = &img.cols[img.n]
             k = img.n
             r2 = 0
@@ -1011,7 +1037,7 @@ cdef class OpenPlan:
             if e.name.esc:
                 e.name_off = self.core.names.len
                 if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
-                    return -2
+                    return RC_NO_MEMORY
                 e.name_len = self.core.names.len - e.name_off
             else:
                 e.name_off = -1
@@ -1023,7 +1049,7 @@ cdef class OpenPlan:
                 if scan_value(c, &bm.v, 3, err) < 0:
                     return -1
                 if buf_append(&self.bare, &bm, sizeof(BareMember)) < 0:
-                    return -2
+                    return RC_NO_MEMORY
                 r = obj_next(c, err)
                 if r < 0:
                     return -1
@@ -1117,12 +1143,12 @@ cdef class OpenPlan:
                     memo_ok = 0
                     for mo in range(k):
                         if self._dedupe_slot(img, mo) < 0:
-                            return -2
+                            return RC_NO_MEMORY
                 e.hash = fnv1a(self.core._name_ptr(e), e.name_len)
                 e.tgt = -2
                 dup = self._dedupe_slot(img, img.n)
                 if dup < 0:
-                    return -2
+                    return RC_NO_MEMORY
                 if dup == 0:
                     img.n += 1
                 else:
@@ -1177,7 +1203,7 @@ cdef class OpenPlan:
 
 
     cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
-        cdef int j, k
+        cdef int j, k, rc
         cdef ColEntry* e
         for j in range(self.core.ntargets):
             self.core.present[j] = -1
@@ -1196,9 +1222,11 @@ cdef class OpenPlan:
                     return _oom(err)
                 continue
             e = &img.cols[k]
-            if self.core._convert(e, j, err) < 0:
-                set_column(err, self.core._name_ptr(e), e.name_len)
-                return -1
+            rc = self.core._convert(e, j, err)
+            if rc < 0:
+                if rc == RC_FAILED:
+                    set_column(err, self.core._name_ptr(e), e.name_len)
+                return rc
         return 0
 
 
@@ -1318,7 +1346,7 @@ cdef int _check_utf8_span(const Span* s, Buf* tmp, Err* err) noexcept nogil:
     tmp.len = 0
     if s.esc:
         if json_unescape(s.p, s.n, tmp) < 0:
-            return -2
+            return RC_NO_MEMORY
         if not utf8_valid(tmp.data, tmp.len):
             return fail_at(err, s.off, "invalid UTF-8 in a text value")
     elif not utf8_valid(s.p, s.n):
@@ -1327,12 +1355,14 @@ cdef int _check_utf8_span(const Span* s, Buf* tmp, Err* err) noexcept nogil:
 
 
 cdef int _span_equals(const Span* s, const char* e, Py_ssize_t n, Buf* tmp) noexcept nogil:
+    """1 if the string span (unescaped) is e[:n], else 0; RC_NO_MEMORY when unescaping found no
+    room."""
     if s.kind != J_STR:
         return n == 0
     if not s.esc:
         return s.n == n and bytes_eq(s.p, <const uint8_t*>e, n)
     tmp.len = 0
     if json_unescape(s.p, s.n, tmp) < 0:
-        return 0
+        return RC_NO_MEMORY
     return tmp.len == n and bytes_eq(<const uint8_t*>(tmp.data), <const uint8_t*>(e), n)
 

@@ -450,11 +450,11 @@ cdef class PlanCore:
 
     cdef int _old_image_begin(self, bint present) noexcept nogil:
         """Start a row's `_before` struct: the target writers write the old-image builders until
-        _old_image_end (0, or -2 out of memory)."""
+        _old_image_end (0, or RC_NO_MEMORY)."""
         cdef FixCol* fix = self.t_fix
         cdef VarCol* var = self.t_var
         if bits_push(&self.cols.var[self.old_col].valid, present) < 0:
-            return -2
+            return RC_NO_MEMORY
         self.t_fix = self.o_fix
         self.t_var = self.o_var
         self.o_fix = fix
@@ -529,6 +529,7 @@ cdef class PlanCore:
         return 0
 
     cdef int _push_str(self, VarCol* out, const Span* s, int value, int empty_null, Err* err) noexcept nogil:
+        cdef int rc
         cdef Py_ssize_t before
         if s.kind != J_STR:
             if var_push_null(out) < 0:
@@ -544,14 +545,16 @@ cdef class PlanCore:
                 and not utf8_valid(out.data.data + before, out.data.len - before):
             if not value:
                 return fail_at(err, s.off, "invalid UTF-8 in a text value")
-            if self._text_invalid(&out.data, before, s.off, err) < 0:
-                return -1
+            rc = self._text_invalid(&out.data, before, s.off, err)
+            if rc < 0:
+                return rc
         if out.data.len == before and empty_null:
             return _close(out, 0, err)
         return _close(out, 1, err)
 
     cdef int _emit_map(self, int col, Image* img, Err* err) noexcept nogil:
         """An image as a row of map column `col` (NULL: a null row)."""
+        cdef int rc
         cdef Py_ssize_t k
         cdef ColEntry* e
         cdef const uint8_t* np
@@ -566,9 +569,11 @@ cdef class PlanCore:
             np = self._name_ptr(e)
             if var_push(keys, np, e.name_len) < 0:
                 return _oom(err)
-            if self._render_hooked(e, vals, err) < 0:
-                set_column(err, np, e.name_len)
-                return -1
+            rc = self._render_hooked(e, vals, err)
+            if rc < 0:
+                if rc == RC_FAILED:
+                    set_column(err, np, e.name_len)
+                return rc
         # the entries of a failed row are never counted: truncation cuts them by the offsets
         self.cols.count[col] += <int32_t>img.n
         if map_close_row(&self.cols, col, 1) < 0:
@@ -591,20 +596,28 @@ cdef class PlanCore:
     cdef int _raw_bytes(self, const ColEntry* e, int kind, const uint8_t** p, Py_ssize_t* n,
                         Err* err) noexcept nogil:
         """Raw bytes of a TEXT/BLOB value: Go-unquoted (binary) or base64-decoded (blob)."""
+        cdef int rc
         cdef const char* why = NULL
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string")
-        if self._str_bytes(&e.v, p, n, err) < 0:
-            return -1
+        rc = self._str_bytes(&e.v, p, n, err)
+        if rc < 0:
+            return rc
         if kind == K_BLOB:
             self.tmp2.len = 0
-            if b64_decode(p[0], n[0], &self.tmp2, &why) < 0:
+            rc = b64_decode(p[0], n[0], &self.tmp2, &why)
+            if rc == RC_NO_MEMORY:
+                return _oom(err)
+            if rc < 0:
                 return fail_at(err, e.v.off, why)
             p[0] = self.tmp2.data
             n[0] = self.tmp2.len
         elif e.f & FLAG_BINARY:
             self.tmp2.len = 0
-            if go_unquote(p[0], n[0], &self.tmp2, &why) < 0:
+            rc = go_unquote(p[0], n[0], &self.tmp2, &why)
+            if rc == RC_NO_MEMORY:
+                return _oom(err)
+            if rc < 0:
                 return fail_at(err, e.v.off, why)
             p[0] = self.tmp2.data
             n[0] = self.tmp2.len
@@ -676,6 +689,8 @@ cdef class PlanCore:
                 return fail_at(err, s.off, "expected a number")
             n = format_shortest(s.p, s.n, s.kind == J_INT, 32 if kind == K_FLOAT32 else 64, &x, txt,
                                 &self.numtmp)
+            if n == RC_NO_MEMORY:
+                return _oom(err)
             if n < 0:
                 return fail_at(err, s.off, "number out of range")
             if buf_append(&out.data, txt, n) < 0:
@@ -686,20 +701,23 @@ cdef class PlanCore:
                 return fail_at(err, s.off, "expected a string")
             if kind == K_TEXT and not (e.f & FLAG_BINARY):
                 return self._push_value_text(out, s, err)
-            if self._raw_bytes(e, kind, &p, &ln, err) < 0:
-                return -1
+            rc = self._raw_bytes(e, kind, &p, &ln, err)
+            if rc < 0:
+                return rc
             if e.f & FLAG_BINARY:
                 if kind == K_BLOB:
                     # canonical base64 was verified: the text itself is the answer
-                    if self._str_bytes(s, &p, &ln, err) < 0:
-                        return -1
+                    rc = self._str_bytes(s, &p, &ln, err)
+                    if rc < 0:
+                        return rc
                     if buf_append(&out.data, p, ln) < 0:
                         return _oom(err)
                 elif b64_encode(p, ln, &out.data) < 0:
                     return _oom(err)
                 return _close(out, 1, err)
-            if self._append_value_bytes(out, p, ln, s.off, err) < 0:
-                return -1
+            rc = self._append_value_bytes(out, p, ln, s.off, err)
+            if rc < 0:
+                return rc
             return _close(out, 1, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string")
@@ -739,10 +757,10 @@ cdef class PlanCore:
             s = (s + 1) & (self.tslot_cap - 1)
 
     cdef inline int _push_target_null(self, int j) noexcept nogil:
-        """A null in target column j (0, or -2 out of memory)."""
+        """A null in target column j (0, or RC_NO_MEMORY)."""
         if self.writers[j] == W_STRING or self.writers[j] == W_BINARY:
-            return 0 if var_push_null(&self.t_var[j]) == 0 else -2
-        return 0 if fix_push_null(&self.t_fix[j]) == 0 else -2
+            return 0 if var_push_null(&self.t_var[j]) == 0 else RC_NO_MEMORY
+        return 0 if fix_push_null(&self.t_fix[j]) == 0 else RC_NO_MEMORY
 
     cdef int _push_target_int(self, int j, const IntVal* iv, int t, uint32_t flags, Py_ssize_t off,
                               Err* err) noexcept nogil:
@@ -755,12 +773,14 @@ cdef class PlanCore:
         return self._push_int(j, iv, off, err)
 
     cdef int _decimal_int(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n, i, dot = -1
         cdef const char* why = NULL
         cdef uint64_t lim[4]
-        if self._str_bytes(&e.v, &p, &n, err) < 0:
-            return -1
+        rc = self._str_bytes(&e.v, &p, &n, err)
+        if rc < 0:
+            return rc
         # validate as a decimal first, then require a zero fraction
         if decimal_parse(p, n, 76, 0, 4, lim, &why) < 0:
             if why != NULL and strcmp(why, "decimal does not fit the target scale exactly") == 0:
@@ -792,14 +812,17 @@ cdef class PlanCore:
 
     cdef int _string_from_bytes(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         """TEXT/BLOB into a string: binary columns as their bytes, character columns as text."""
+        cdef int rc
         cdef VarCol* vc = &self.t_var[j]
         cdef const uint8_t* p
         cdef Py_ssize_t n
         if e.f & FLAG_BINARY:
-            if self._raw_bytes(e, kind, &p, &n, err) < 0:
-                return -1
-            if self._append_value_bytes(vc, p, n, e.v.off, err) < 0:
-                return -1
+            rc = self._raw_bytes(e, kind, &p, &n, err)
+            if rc < 0:
+                return rc
+            rc = self._append_value_bytes(vc, p, n, e.v.off, err)
+            if rc < 0:
+                return rc
             return _close(vc, 1, err)
         return self._render_hooked(e, vc, err)
 
@@ -807,27 +830,32 @@ cdef class PlanCore:
         return self._render_hooked(e, &self.t_var[j], err)
 
     cdef int _binary_from_bytes(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
-        if self._raw_bytes(e, kind, &p, &n, err) < 0:
-            return -1
+        rc = self._raw_bytes(e, kind, &p, &n, err)
+        if rc < 0:
+            return rc
         if var_push(&self.t_var[j], p, n) < 0:
             return _oom(err)
         return 0
 
     cdef int _binary_from_json(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "cannot convert this column type to binary")
-        if self._str_bytes(&e.v, &p, &n, err) < 0:
-            return -1
+        rc = self._str_bytes(&e.v, &p, &n, err)
+        if rc < 0:
+            return rc
         if var_push(&self.t_var[j], p, n) < 0:
             return _oom(err)
         return 0
 
     cdef int _int_of_integer(self, const ColEntry* e, IntVal* iv, Err* err) noexcept nogil:
         """An integer column's value (a JSON integer or a string of one), in its type's range."""
+        cdef int rc
         cdef int64_t lo
         cdef uint64_t hi
         cdef const uint8_t* p
@@ -837,8 +865,9 @@ cdef class PlanCore:
             p = e.v.p
             n = e.v.n
         elif e.v.kind == J_STR:
-            if self._str_bytes(&e.v, &p, &n, err) < 0:
-                return -1
+            rc = self._str_bytes(&e.v, &p, &n, err)
+            if rc < 0:
+                return rc
         else:
             return fail_at(err, e.v.off, "expected an integer")
         int_range(e.t, e.f, &lo, &hi)
@@ -862,15 +891,19 @@ cdef class PlanCore:
         return 0
 
     cdef int _bool_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef IntVal iv
-        if self._int_of_integer(e, &iv, err) < 0:
-            return -1
+        rc = self._int_of_integer(e, &iv, err)
+        if rc < 0:
+            return rc
         return self._push_bool(j, &iv, e.v.off, err)
 
     cdef int _bool_from_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef IntVal iv
-        if self._int_of_decimal(e, &iv, err) < 0:
-            return -1
+        rc = self._int_of_decimal(e, &iv, err)
+        if rc < 0:
+            return rc
         return self._push_bool(j, &iv, e.v.off, err)
 
     cdef inline int _push_int(self, int j, const IntVal* iv, Py_ssize_t off, Err* err) noexcept nogil:
@@ -903,19 +936,24 @@ cdef class PlanCore:
         return 0
 
     cdef int _int_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef IntVal iv
-        if self._int_of_integer(e, &iv, err) < 0:
-            return -1
+        rc = self._int_of_integer(e, &iv, err)
+        if rc < 0:
+            return rc
         return self._push_int(j, &iv, e.v.off, err)
 
     cdef int _int_from_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef IntVal iv
-        if self._int_of_decimal(e, &iv, err) < 0:
-            return -1
+        rc = self._int_of_decimal(e, &iv, err)
+        if rc < 0:
+            return rc
         return self._push_int(j, &iv, e.v.off, err)
 
     cdef int _double_of_float(self, const ColEntry* e, int kind, double* x, Err* err) noexcept nogil:
         """A FLOAT/DOUBLE column's value (a JSON number or a string of one), rounded to its width."""
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef float f
@@ -923,13 +961,17 @@ cdef class PlanCore:
             p = e.v.p
             n = e.v.n
         elif e.v.kind == J_STR:
-            if self._str_bytes(&e.v, &p, &n, err) < 0:
-                return -1
+            rc = self._str_bytes(&e.v, &p, &n, err)
+            if rc < 0:
+                return rc
             if json_number_syntax(p, n) < 0:
                 return fail_at(err, e.v.off, "invalid number")
         else:
             return fail_at(err, e.v.off, "expected a number")
-        if parse_double(p, n, x, &self.numtmp) < 0:
+        rc = parse_double(p, n, x, &self.numtmp)
+        if rc == RC_NO_MEMORY:
+            return _oom(err)
+        if rc < 0:
             return fail_at(err, e.v.off, "number out of range")
         if kind == K_FLOAT32:
             if to_float32(x[0], &f) < 0:
@@ -938,9 +980,11 @@ cdef class PlanCore:
         return 0
 
     cdef int _double_of_integer(self, const ColEntry* e, double* x, Err* err) noexcept nogil:
+        cdef int rc
         cdef IntVal iv
-        if self._int_of_integer(e, &iv, err) < 0:
-            return -1
+        rc = self._int_of_integer(e, &iv, err)
+        if rc < 0:
+            return rc
         if iv.mag > 9007199254740992ULL:
             x[0] = <double>iv.mag
             if x[0] >= 18446744073709551616.0 or <uint64_t>x[0] != iv.mag:
@@ -962,15 +1006,19 @@ cdef class PlanCore:
         return 0
 
     cdef int _float_from_float(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef double x
-        if self._double_of_float(e, kind, &x, err) < 0:
-            return -1
+        rc = self._double_of_float(e, kind, &x, err)
+        if rc < 0:
+            return rc
         return self._push_float(j, x, e.v.off, err)
 
     cdef int _float_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef double x
-        if self._double_of_integer(e, &x, err) < 0:
-            return -1
+        rc = self._double_of_integer(e, &x, err)
+        if rc < 0:
+            return rc
         return self._push_float(j, x, e.v.off, err)
 
     cdef inline int _push_decimal_text(self, int j, const uint8_t* p, Py_ssize_t n, Py_ssize_t off,
@@ -985,19 +1033,23 @@ cdef class PlanCore:
         return 0
 
     cdef int _decimal_from_integer(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef IntVal iv
         cdef char txt[24]
-        if self._int_of_integer(e, &iv, err) < 0:
-            return -1
+        rc = self._int_of_integer(e, &iv, err)
+        if rc < 0:
+            return rc
         return self._push_decimal_text(j, <const uint8_t*>txt, int_to_text(&iv, txt), e.v.off, err)
 
     cdef int _decimal_from_decimal(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "cannot convert this column type to a decimal")
-        if self._str_bytes(&e.v, &p, &n, err) < 0:
-            return -1
+        rc = self._str_bytes(&e.v, &p, &n, err)
+        if rc < 0:
+            return rc
         return self._push_decimal_text(j, p, n, e.v.off, err)
 
     cdef inline int _text_of(self, const ColEntry* e, const uint8_t** p, Py_ssize_t* n,
@@ -1008,13 +1060,15 @@ cdef class PlanCore:
         return self._str_bytes(&e.v, p, n, err)
 
     cdef int _date_from_date(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
         cdef int64_t v64
         cdef int32_t i32
-        if self._text_of(e, &p, &n, err) < 0:
-            return -1
+        rc = self._text_of(e, &p, &n, err)
+        if rc < 0:
+            return rc
         if parse_date_days(p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         i32 = <int32_t>v64
@@ -1025,12 +1079,14 @@ cdef class PlanCore:
     cdef int _timestamp_from_wall(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
         """DATE/DATETIME (a wall clock kept as it is) and TIMESTAMP (a wall clock in the decoder's
         time zone, converted to UTC) into a timestamp."""
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
         cdef int64_t v64
-        if self._text_of(e, &p, &n, err) < 0:
-            return -1
+        rc = self._text_of(e, &p, &n, err)
+        if rc < 0:
+            return rc
         if parse_datetime_cached(&self.walls, p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         if kind == K_TIMESTAMP:
@@ -1040,12 +1096,14 @@ cdef class PlanCore:
         return 0
 
     cdef int _duration_from_time(self, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
         cdef const char* why = NULL
         cdef int64_t v64
-        if self._text_of(e, &p, &n, err) < 0:
-            return -1
+        rc = self._text_of(e, &p, &n, err)
+        if rc < 0:
+            return rc
         if parse_time_us(p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         if fix_push(&self.t_fix[j], &v64) < 0:
@@ -1054,15 +1112,18 @@ cdef class PlanCore:
 
     cdef int _refuse_text_then(self, const ColEntry* e, const char* why, Err* err) noexcept nogil:
         """A temporal or unsupported target refuses only after the value proved to be a string."""
+        cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
-        if self._text_of(e, &p, &n, err) < 0:
-            return -1
+        rc = self._text_of(e, &p, &n, err)
+        if rc < 0:
+            return rc
         return fail_at(err, e.v.off, why)
 
     cdef int _convert_raw(self, const ColEntry* e, int j, ColEntry* tmp, char* txt, int int_kind,
                           Err* err) noexcept nogil:
-        """A raw Avro number (J_RAWINT / J_RAWF64) into a numeric target: 0 written, -1 error;
+        """A raw Avro number (J_RAWINT / J_RAWF64) into a numeric target: 0 written, RC_FAILED or
+        RC_NO_MEMORY;
         1: the target needs the text rules, and `tmp` now holds the value as text (`txt`, at
         least 400 bytes; integers get span kind `int_kind`)."""
         cdef int w = self.writers[j]
@@ -1083,17 +1144,17 @@ cdef class PlanCore:
                 return fail_at(err, e.v.off, "integer out of range")
             if w == W_DECIMAL128 and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM) \
                     and _int_to_decimal128(&iv, self.precisions[j], self.scales[j], limbs) == 0:
-                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else -1
+                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else _oom(err)
             tn = int_to_text(&iv, txt)
         else:
             memcpy(&x, &e.v.n, 8)
             if w == W_FLOAT64 and (e.t == T_FLOAT or e.t == T_DOUBLE):
-                return 0 if fix_push(&self.t_fix[j], &x) == 0 else -1
+                return 0 if fix_push(&self.t_fix[j], &x) == 0 else _oom(err)
             if w == W_FLOAT32 and (e.t == T_FLOAT or e.t == T_DOUBLE):
                 f = <float>x
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
-                return 0 if fix_push(&self.t_fix[j], &f) == 0 else -1
+                return 0 if fix_push(&self.t_fix[j], &f) == 0 else _oom(err)
             tn = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
         # the text form, for string/decimal/bool targets and for errors worded like the twin's
         tmp[0] = e[0]

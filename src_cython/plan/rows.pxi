@@ -29,12 +29,12 @@ cdef struct Image:
 
 
 cdef int image_make_room(Image* img) noexcept nogil:
-    """Room for one more column entry: 0, or RUN_FAIL (the old entries stay) when out of memory."""
+    """Room for one more column entry: 0, or RC_NO_MEMORY (the old entries stay)."""
     cdef Py_ssize_t cap = img.cap * 2 + 16
-    cdef ColEntry* grown = <ColEntry*>realloc(img.cols, cap * sizeof(ColEntry))
+    cdef ColEntry* grown = NULL if alloc_refused() else <ColEntry*>realloc(img.cols, cap * sizeof(ColEntry))
     if grown == NULL:
         note_failed_alloc(cap * <Py_ssize_t>sizeof(ColEntry))
-        return RUN_FAIL
+        return RC_NO_MEMORY
     img.cols = grown
     img.cap = cap
     return 0
@@ -60,7 +60,7 @@ cdef inline int fail_at(Err* err, Py_ssize_t off, const char* reason) noexcept n
     err.offset = off
     strncpy(err.reason, reason, 255)
     err.reason[255] = 0
-    return -1
+    return RC_FAILED
 
 
 cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -117,16 +117,21 @@ OP_LEN[OP_UPSERT] = 6
 
 
 cdef inline int _oom(Err* err) noexcept nogil:
-    return -2
+    """An allocation failed: nothing is recorded in the Err (raise_decode_error then raises
+    MemoryError)."""
+    return RC_NO_MEMORY
 
 
 cdef inline int _close(VarCol* out, bint valid, Err* err) noexcept nogil:
+    """var_close_row with its failures as the Err contract has them."""
     cdef int r = var_close_row(out, valid)
-    if r == -2:
+    if r == 0:
+        return 0
+    if r == VAR_TOO_LARGE:
         err.failed = 1
         strncpy(err.reason, b"batch too large: a column exceeds 2 GiB, decode fewer messages at once", 255)
-        return -1
-    return r
+        return RC_FAILED
+    return _oom(err)
 
 
 cdef inline int _push_opt(FixCol* c, const void* v, int has) noexcept nogil:

@@ -248,17 +248,18 @@ cdef class SimplePlan:
             return   # the first schema of a version stays (TiCDC's decoder keeps it too)
         self._reserve_plan_slots(self.nplans + 1)
         if self.nplans == self.plans_cap:
-            self.plans_cap = self.plans_cap * 2 + 8
-            p = <TablePlan*>realloc(self.plans, self.plans_cap * sizeof(TablePlan))
+            p = <TablePlan*>realloc(self.plans, (self.plans_cap * 2 + 8) * sizeof(TablePlan))
             if p == NULL:
                 no_memory("the table plan list")
             self.plans = p
+            self.plans_cap = self.plans_cap * 2 + 8
         p = &self.plans[self.nplans]
         memset(p, 0, sizeof(TablePlan))
         p.version = <uint64_t>ts.version
         p.db_off = self.keys.len
         p.db_len = len(db)
-        buf_append(&self.keys, <const char*>db, len(db))
+        if buf_append(&self.keys, <const char*>db, len(db)) < 0:
+            no_memory("a database name")
         p.tbl_off = self.keys.len
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
@@ -291,8 +292,20 @@ cdef class SimplePlan:
             p.slot[k] = -1
         for k in range(self.core.ntargets):
             p.tcol[k] = -1
+        try:
+            self._fill_table_plan(p, ts)
+        except BaseException:
+            _free_table_plan(p)      # never found: the plan counts only once it is complete
+            raise
         self._put_plan_slot(self.nplans)
         self.nplans += 1
+
+    cdef int _fill_table_plan(self, TablePlan* p, ts) except -1:
+        """The columns of a new table plan (names, types, targets, ENUM/SET elements)."""
+        cdef int j, ncols = len(ts.columns)
+        cdef bytes name
+        cdef Py_ssize_t s
+        cdef int64_t off
         for j, col in enumerate(ts.columns):
             p.type_code[j] = col.type_code
             p.flags[j] = col.flags
@@ -320,13 +333,15 @@ cdef class SimplePlan:
                 for el in col.elements:
                     eb = el.encode("utf-8")
                     off = self.elems.len
-                    buf_append(&self.elem_off_buf, &off, 8)
+                    if buf_append(&self.elem_off_buf, &off, 8) < 0:
+                        no_memory("the ENUM/SET element offsets")
                     if buf_append(&self.elems, <const char*>eb, len(eb)) < 0:
                         no_memory("the ENUM/SET element names")
                 off = self.elems.len
                 if buf_append(&self.elem_off_buf, &off, 8) < 0:
                     no_memory("the ENUM/SET element offsets")
         p.name_off[ncols] = p.names.len
+        return 0
 
     def zone_names_seen(self):
         """Zone names registered so far (known or not)."""
@@ -458,7 +473,7 @@ cdef class SimplePlan:
         """Targets in order, each from the column compiled for it, found through the plan's index
         of the image (no per-row name lookups)."""
         cdef TablePlan* p
-        cdef int j, col
+        cdef int j, col, rc
         cdef Py_ssize_t slot, base
         cdef uint32_t gen
         cdef ColEntry* e
@@ -473,12 +488,14 @@ cdef class SimplePlan:
             if col >= 0 and p.seen[base + col] == gen:
                 e = &img.cols[p.at[base + col]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
-                    if self._convert(e, j, err) < 0:
-                        set_column(err, self.core._name_ptr(e), e.name_len)
-                        return -1
+                    rc = self._convert(e, j, err)
+                    if rc < 0:
+                        if rc == RC_FAILED:
+                            set_column(err, self.core._name_ptr(e), e.name_len)
+                        return rc
                     continue
             if self.core._push_target_null(j) < 0:
-                return -2
+                return _oom(err)
         return 0
 
     # ------------------------------------------------------------------ outputs
@@ -638,7 +655,7 @@ cdef class SimplePlan:
             if not utf8_valid(p, n):
                 return fail_at(err, utf8_first_invalid(p, n), "malformed JSON: invalid UTF-8")
             rc = self._json_dml(&c, &d, err)
-            if rc != RUN_OK:
+            if rc != RUN_OK and rc != RC_NO_MEMORY:
                 # the one-pass reader judged members as they came; a repeated key must be judged
                 # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
                 # rejected is read again that way, and that answer stands
@@ -705,7 +722,7 @@ cdef class SimplePlan:
             if which >= 0 and d.plan >= 0:
                 rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], err)
                 if rc != 0:
-                    return -1 if err.failed else RUN_STOP
+                    return _image_declined(rc, err)
                 if which == IMG_U:
                     d.has_data = 1
                 else:
@@ -737,6 +754,7 @@ cdef class SimplePlan:
     cdef int _json_dml_checked(self, Cur* c, DmlInfo* d, int direct, Err* err) noexcept nogil:
         """The envelope is read: a DML of a known schema has its images (those not parsed in
         place, `direct`) parsed now; anything else stops for the slow path."""
+        cdef int rc
         if not (d.has_data or d.has_old) or d.database.kind != J_STR or d.table.kind != J_STR \
                 or d.type.kind != J_STR or not d.has_commit_ts or not d.has_version:
             return RUN_STOP
@@ -754,12 +772,14 @@ cdef class SimplePlan:
             return RUN_STOP
         if self.stop_on_claim_check and d.ccl.kind == J_STR:
             return RUN_STOP
-        if d.has_data and not (direct & 1) and \
-                self._json_image(&d.data_span, &self.plans[d.plan], &self.core.images[IMG_U], c, err) != 0:
-            return -1 if err.failed else RUN_STOP
-        if d.has_old and not (direct & 2) and \
-                self._json_image(&d.old_span, &self.plans[d.plan], &self.core.images[IMG_P], c, err) != 0:
-            return -1 if err.failed else RUN_STOP
+        if d.has_data and not (direct & 1):
+            rc = self._json_image(&d.data_span, &self.plans[d.plan], &self.core.images[IMG_U], c, err)
+            if rc != 0:
+                return _image_declined(rc, err)
+        if d.has_old and not (direct & 2):
+            rc = self._json_image(&d.old_span, &self.plans[d.plan], &self.core.images[IMG_P], c, err)
+            if rc != 0:
+                return _image_declined(rc, err)
         fix_scratch_spans(&self.core.images[IMG_U], self.avro_scratch.data)
         fix_scratch_spans(&self.core.images[IMG_P], self.avro_scratch.data)
         return RUN_OK
@@ -888,7 +908,8 @@ cdef class SimplePlan:
         return self._json_image_cur(&c, p, img, err)
 
     cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, Err* err) noexcept nogil:
-        """Parse a data/old object at the cursor with the table plan. 0 ok, 1 stop (zone), -1 error."""
+        """Parse a data/old object at the cursor with the table plan: 0 ok, 1 stop (zone),
+        RC_FAILED, or RC_NO_MEMORY."""
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
@@ -910,7 +931,7 @@ cdef class SimplePlan:
             return -1
         while r == 0:
             if img.n == img.cap and image_make_room(img) < 0:
-                return -1
+                return _oom(err)
             e = &img.cols[img.n]
             # rows of a table repeat their key order: try the column seen at this position
             j = p.seq[pos] if pos < p.ncols else -1
@@ -935,9 +956,13 @@ cdef class SimplePlan:
                 e.zone = -1
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
-                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
-                    _forget_error(err)   # judged again at the end: a later copy may replace it
-                    ts_objects = 1
+                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
+                    r2 = self._json_timestamp(e, err)
+                    if r2 == RC_NO_MEMORY:
+                        return r2
+                    if r2 != 0:
+                        _forget_error(err)   # judged again at the end: a later copy may replace it
+                        ts_objects = 1
                 if self._dedupe_column(p, img, e) == 0:
                     img.n += 1
                 r = obj_next(&c, err)
@@ -950,7 +975,7 @@ cdef class SimplePlan:
             if e.name.esc:
                 e.name_off = self.core.names.len
                 if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
-                    return -1
+                    return _oom(err)
                 e.name_len = self.core.names.len - e.name_off
             else:
                 e.name_off = -1
@@ -968,9 +993,13 @@ cdef class SimplePlan:
             e.zone = -1
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
-            if e.v.kind == J_OBJ and e.t == T_TIMESTAMP and self._json_timestamp(e, err) != 0:
-                _forget_error(err)
-                ts_objects = 1
+            if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
+                r2 = self._json_timestamp(e, err)
+                if r2 == RC_NO_MEMORY:
+                    return r2
+                if r2 != 0:
+                    _forget_error(err)
+                    ts_objects = 1
             if self._dedupe_column(p, img, e) == 0:
                 img.n += 1
             r = obj_next(&c, err)
@@ -983,7 +1012,10 @@ cdef class SimplePlan:
             for k in range(img.n):
                 e = &img.cols[k]
                 if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
-                    if self._json_timestamp(e, err) != 0:
+                    r2 = self._json_timestamp(e, err)
+                    if r2 == RC_NO_MEMORY:
+                        return r2
+                    if r2 != 0:
                         return -1 if err.failed else 1
         cc.pos = c.pos
         return 0
@@ -1019,14 +1051,14 @@ cdef class SimplePlan:
         if loc.esc:
             self.core.tmp.len = 0
             if json_unescape(loc.p, loc.n, &self.core.tmp) < 0:
-                return -1
+                return _oom(err)
             loc.p = self.core.tmp.data      # only read by _set_timestamp's zone lookup, right now
             loc.n = self.core.tmp.len
             loc.esc = 0
         if val.esc:
             start = self.avro_scratch.len
             if json_unescape(val.p, val.n, &self.avro_scratch) < 0:
-                return -1
+                return _oom(err)
             span_in_scratch(&val, start, self.avro_scratch.len - start)
             val.ascii = 0
         return self._set_timestamp(e, &loc, &val, err)
@@ -1186,7 +1218,7 @@ cdef class SimplePlan:
             while count > 0:
                 count -= 1
                 if img.n == img.cap and image_make_room(img) < 0:
-                    return -1
+                    return _oom(err)
                 e = &img.cols[img.n]
                 if avro_string(c, &e.name, err) < 0:
                     return -1
@@ -1211,7 +1243,7 @@ cdef class SimplePlan:
                     set_column(err, e.name.p, e.name.n)
                     return -1
                 if buf_reserve(&self.avro_scratch, 400) < 0:
-                    return -1
+                    return _oom(err)
                 start = self.avro_scratch.len
                 out = <char*>(self.avro_scratch.data + start)
                 if idx == SAV_NULL:
@@ -1278,7 +1310,7 @@ cdef class SimplePlan:
                     if avro_string(c, &val, err) < 0:
                         return -1
                     if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
-                        return -1
+                        return _oom(err)
                     span_in_scratch(&e.v, start, self.avro_scratch.len - start)
                 else:                             # SAV_TIMESTAMP: Timestamp{location, value}
                     if avro_string(c, &loc, err) < 0 or avro_string(c, &val, err) < 0:
@@ -1330,30 +1362,31 @@ cdef class SimplePlan:
                                           <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len):
                 return RUN_OK
         if var_push(&cs.var[CS_OP], OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&cs.fix[CS_TS], &d.commit_ts) < 0:
-            return -1
+            return _oom(err)
         m32 = <int32_t>msg
         if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], d.hko and d.ccl.kind != J_STR) < 0:
-            return -1
+            return _oom(err)
         if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[self.col_ddl_type]) < 0 \
                 or var_push_null(&cs.var[self.col_table_schema]) < 0 or var_push_null(&cs.var[self.col_raw]) < 0:
-            return -1
-        if self.core._push_text(CS_CCL, &d.ccl, err) < 0:
-            return -1
+            return _oom(err)
+        rc = self.core._push_text(CS_CCL, &d.ccl, err)
+        if rc < 0:
+            return rc
         if d.ck_fault != CK_OK:
             return fail_at(err, d.ck_fault_at, CK_FAULT_TEXT[d.ck_fault])
         if fix_push(&cs.fix[self.col_schema_version], &d.schema_version) < 0 \
                 or _push_opt(&cs.fix[self.col_table_id], &d.table_id, d.has_table_id) < 0 \
                 or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, d.has_build_ts) < 0 \
                 or fix_push_bool(&cs.fix[self.col_undecodable], 0) < 0:
-            return -1
+            return _oom(err)
         if d.has_ck:
             ck32 = <int32_t>d.ck_version
             if fix_push(&cs.fix[self.col_ck_version], &ck32) < 0 or fix_push_bool(&cs.fix[self.col_ck_corrupted], d.ck_corrupted) < 0 \
                     or fix_push(&cs.fix[self.col_ck_current], &d.ck_current) < 0 or fix_push(&cs.fix[self.col_ck_previous], &d.ck_previous) < 0:
-                return -1
+                return _oom(err)
         elif fix_push_null(&cs.fix[self.col_ck_version]) < 0 or fix_push_null(&cs.fix[self.col_ck_corrupted]) < 0 \
                 or fix_push_null(&cs.fix[self.col_ck_current]) < 0 or fix_push_null(&cs.fix[self.col_ck_previous]) < 0:
-            return -1
+            return _oom(err)
         if self.core.typed:
             rc = self._emit_typed(a if a != NULL else b, NULL, err)
             if rc < 0 or not self.core.with_old_image:
@@ -1361,13 +1394,18 @@ cdef class SimplePlan:
             return self._emit_old_image(b, NULL, err)
         if var_push(&cs.var[CS_SCHEMA], self.keys.data + p.db_off, p.db_len) < 0 \
                 or var_push(&cs.var[CS_TABLE], self.keys.data + p.tbl_off, p.tbl_len) < 0:
-            return -1
-        if self.core._emit_map(CS_AFTER, a, err) < 0 or self.core._emit_map(CS_BEFORE, b, err) < 0:
-            return -1
+            return _oom(err)
+        rc = self.core._emit_map(CS_AFTER, a, err)
+        if rc < 0:
+            return rc
+        rc = self.core._emit_map(CS_BEFORE, b, err)
+        if rc < 0:
+            return rc
         return 0
 
     # ---- simple-protocol value rules on top of the open ones
     cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
+        cdef int rc
         cdef int kind = TYPE_KIND[e.t]
         cdef const Span* s = &e.v
         cdef IntVal iv
@@ -1389,13 +1427,14 @@ cdef class SimplePlan:
             memcpy(&x, &s.n, 8)
             n = float_text(x, 32 if kind == K_FLOAT32 else 64, 1, txt)
             if buf_append(&out.data, txt, n) < 0:
-                return -1
+                return _oom(err)
             return _close(out, 1, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string value")
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-            if self.core._str_bytes(s, &p, &ln, err) < 0:
-                return -1
+            rc = self.core._str_bytes(s, &p, &ln, err)
+            if rc < 0:
+                return rc
             int_range(e.t, e.f, &lo, &hi)
             r = parse_int_text(p, ln, &iv)
             if r == -1:
@@ -1404,18 +1443,21 @@ cdef class SimplePlan:
                 return fail_at(err, s.off, "integer out of range")
             n = int_to_text(&iv, txt)
             if buf_append(&out.data, txt, n) < 0:
-                return -1
+                return _oom(err)
             return _close(out, 1, err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
-            if self.core._str_bytes(s, &p, &ln, err) < 0:
-                return -1
+            rc = self.core._str_bytes(s, &p, &ln, err)
+            if rc < 0:
+                return rc
             if json_number_syntax(p, ln) < 0:
                 return fail_at(err, s.off, "invalid number")
             n = format_shortest(p, ln, 0, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.core.numtmp, 1)
+            if n == RC_NO_MEMORY:
+                return _oom(err)
             if n < 0:
                 return fail_at(err, s.off, "number out of range")
             if buf_append(&out.data, txt, n) < 0:
-                return -1
+                return _oom(err)
             return _close(out, 1, err)
         return self.core._render(e, out, err)
 
@@ -1429,7 +1471,7 @@ cdef class SimplePlan:
         if parse_datetime_cached(&self.core.walls, e.v.p, e.v.n, &wall, &why) < 0:
             if e.v.n >= 10 and memcmp(e.v.p, b"0000-00-00", 10) == 0 and utf8_valid(e.v.p, e.v.n):
                 if buf_append(&out.data, e.v.p, e.v.n) < 0:
-                    return -1
+                    return _oom(err)
                 return _close(out, 1, err)
             return fail_at(err, e.v.off, why)
         if self.core.zone_n[z] < 0:
@@ -1473,10 +1515,11 @@ cdef class SimplePlan:
         txt[n] = 90
         n += 1
         if buf_append(&out.data, txt, n) < 0:
-            return -1
+            return _oom(err)
         return _close(out, 1, err)
 
     cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
+        cdef int rc
         cdef int w = self.core.writers[j]
         cdef int kind = TYPE_KIND[e.t]
         cdef const char* why = NULL
@@ -1510,7 +1553,7 @@ cdef class SimplePlan:
             utc = wall - zone_offset(self.core.zone_bounds[e.zone], self.core.zone_offsets[e.zone],
                                       self.core.zone_n[e.zone], wall)
             if fix_push(&self.core.t_fix[j], &utc) < 0:
-                return -1
+                return _oom(err)
             return 0
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string value")
@@ -1518,8 +1561,9 @@ cdef class SimplePlan:
             first = self._cur_elem_first(e)
             if first >= 0:
                 cnt = self._cur_elem_count(e)
-                if self.core._str_bytes(&e.v, &sp, &sn, err) < 0:
-                    return -1
+                rc = self.core._str_bytes(&e.v, &sp, &sn, err)
+                if rc < 0:
+                    return rc
                 int_range(e.t, e.f, &lo, &hi)
                 r = parse_int_text(sp, sn, &iv)
                 if r != 0 or not int_in_range(&iv, lo, hi):
@@ -1530,7 +1574,7 @@ cdef class SimplePlan:
                         return fail_at(err, e.v.off, "ENUM index beyond its elements")
                     if iv.mag > 0 and buf_append(&self.core.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
                                                  eo[first + iv.mag] - eo[first + iv.mag - 1]) < 0:
-                        return -1
+                        return _oom(err)
                 else:
                     if cnt < 64 and (iv.mag >> cnt) != 0:
                         return fail_at(err, e.v.off, "SET bitmask beyond its elements")
@@ -1538,20 +1582,24 @@ cdef class SimplePlan:
                     for b in range(cnt):
                         if (iv.mag >> b) & 1:
                             if wrote and buf_push_byte(&self.core.t_var[j].data, 44) < 0:
-                                return -1
+                                return _oom(err)
                             if buf_append(&self.core.t_var[j].data, self.elems.data + eo[first + b],
                                           eo[first + b + 1] - eo[first + b]) < 0:
-                                return -1
+                                return _oom(err)
                             wrote = 1
                 return _close(&self.core.t_var[j], 1, err)
         if w == W_STRING and not (e.f & FLAG_BINARY):
             return self._render(e, &self.core.t_var[j], err)
         if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
-            if self.core._str_bytes(&e.v, &sp, &sn, err) < 0:
-                return -1
+            rc = self.core._str_bytes(&e.v, &sp, &sn, err)
+            if rc < 0:
+                return rc
             if json_number_syntax(sp, sn) < 0:
                 return fail_at(err, e.v.off, "invalid number")
-            if parse_double(sp, sn, &x, &self.core.numtmp) < 0:
+            rc = parse_double(sp, sn, &x, &self.core.numtmp)
+            if rc == RC_NO_MEMORY:
+                return _oom(err)
+            if rc < 0:
                 return fail_at(err, e.v.off, "number out of range")
             if kind == K_FLOAT32:
                 if to_float32(x, &f) < 0:
@@ -1562,10 +1610,10 @@ cdef class SimplePlan:
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
                 if fix_push(&self.core.t_fix[j], &f) < 0:
-                    return -1
+                    return _oom(err)
                 return 0
             if fix_push(&self.core.t_fix[j], &x) < 0:
-                return -1
+                return _oom(err)
             return 0
         return self.core._convert(e, j, err)
 
@@ -1587,6 +1635,14 @@ cdef extern from "Python.h":
 
 cdef int64_t INT64_MIN_ = -9223372036854775807LL - 1
 cdef int64_t DAY_US = 86400000000LL
+
+
+cdef inline int _image_declined(int rc, const Err* err) noexcept nogil:
+    """What a message returns when its image was not read (rc of _json_image: 1, RC_FAILED or
+    RC_NO_MEMORY): a fault, an allocation failure, or else a stop for the slow path."""
+    if rc == RC_NO_MEMORY:
+        return RC_NO_MEMORY
+    return RC_FAILED if err.failed else RUN_STOP
 
 
 cdef inline void _forget_error(Err* err) noexcept nogil:

@@ -315,7 +315,8 @@ cdef int _fast_double(const uint8_t* p, Py_ssize_t n, double* out) noexcept nogi
 
 
 cdef int parse_double(const uint8_t* p, Py_ssize_t n, double* out, Buf* scratch) noexcept nogil:
-    """A JSON-number text (syntax checked by the caller) as the nearest double; -1 if infinite."""
+    """A JSON-number text (syntax checked by the caller) as the nearest double; -1 if infinite,
+    RC_NO_MEMORY if a long text found no room in `scratch`."""
     cdef char local[64]
     cdef char* s = local
     if _fast_double(p, n, out) == 0:
@@ -323,7 +324,7 @@ cdef int parse_double(const uint8_t* p, Py_ssize_t n, double* out, Buf* scratch)
     if n >= 63:
         scratch.len = 0
         if buf_reserve(scratch, n + 1) < 0:
-            return -1
+            return RC_NO_MEMORY
         s = <char*>scratch.data
     memcpy(s, p, n)
     s[n] = 0
@@ -338,12 +339,17 @@ def _parse_doubles(texts):
     (for the tests: every result must equal Python's float())."""
     cdef bytes t
     cdef double v
+    cdef int rc
     cdef Buf scratch
     memset(&scratch, 0, sizeof(Buf))
     out = []
     for t in texts:
         fast = _fast_double(<const uint8_t*>t, len(t), &v) == 0
-        if parse_double(<const uint8_t*>t, len(t), &v, &scratch) < 0:
+        rc = parse_double(<const uint8_t*>t, len(t), &v, &scratch)
+        if rc == RC_NO_MEMORY:
+            buf_free(&scratch)
+            no_memory("a number text")
+        if rc < 0:
             out.append((None, fast))
         else:
             out.append((v, fast))
@@ -666,14 +672,16 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
 
 cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, int bits,
                          double* value, char* out, Buf* scratch, int plain=0) noexcept nogil:
-    """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite at this width.
-    Also leaves the parsed value (rounded to the width) in *value."""
+    """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite at this width,
+    RC_NO_MEMORY (see parse_double).  Also leaves the parsed value (rounded to the width) in
+    *value."""
     cdef char digits[24]
-    cdef int nd, e10, negative
+    cdef int nd, e10, negative, rc
     cdef float f
     cdef double x
-    if parse_double(text, n, &x, scratch) < 0:
-        return -1
+    rc = parse_double(text, n, &x, scratch)
+    if rc < 0:
+        return rc
     if bits == 32:
         if to_float32(x, &f) < 0:
             return -1

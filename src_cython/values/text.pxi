@@ -234,15 +234,15 @@ cdef inline uint64_t _go_special8(uint64_t w) noexcept nogil:
 
 
 cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) noexcept nogil:
-    """Invert Go strconv.Quote (quotes already removed) into raw bytes appended to `out`."""
+    """Invert Go strconv.Quote (quotes already removed) into raw bytes appended to `out`: 0,
+    RC_FAILED with the fault in `why`, or RC_NO_MEMORY (`why` untouched)."""
     cdef const uint8_t* e = p + n
     cdef uint8_t* o
     cdef int v, a, b, d
     cdef uint32_t cp
     cdef int width, k
     if buf_reserve(out, n) < 0:   # unquoting never grows the text
-        why[0] = "out of memory"
-        return -1
+        return RC_NO_MEMORY
     o = out.data + out.len
     while p < e:
         # runs of bytes that are not '\\', '"' or newline, 8 at a time
@@ -338,7 +338,8 @@ _init_b64()
 
 
 cdef int b64_decode(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) noexcept nogil:
-    """Strict standard base64 with padding and zero pad bits (what Go emits)."""
+    """Strict standard base64 with padding and zero pad bits (what Go emits): 0, RC_FAILED with
+    the fault in `why`, or RC_NO_MEMORY (`why` untouched)."""
     cdef Py_ssize_t i, groups
     cdef int a, b, c, d, pad = 0
     cdef uint32_t v
@@ -351,8 +352,7 @@ cdef int b64_decode(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) 
         if n >= 2 and p[n - 2] == 61:
             pad = 2
     if buf_reserve(out, (n // 4) * 3) < 0:
-        why[0] = "out of memory"
-        return -1
+        return RC_NO_MEMORY
     o = out.data + out.len
     groups = n // 4
     # every group before the last: four symbols, three bytes, no padding to consider
@@ -445,6 +445,8 @@ def _byte_codec(str which, const uint8_t[::1] data):
     memset(&out, 0, sizeof(Buf))
     rc = go_unquote(p, data.shape[0], &out, &why) if which == "go" else b64_decode(p, data.shape[0], &out, &why)
     try:
+        if rc == RC_NO_MEMORY:
+            no_memory("the decoded bytes")
         if rc < 0:
             return why.decode()
         return bytes(out.data[:out.len]) if out.len else b""

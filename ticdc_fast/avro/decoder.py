@@ -184,8 +184,8 @@ class AvroDecoder:
             ws = self._compiled_schema(schema_id)
             if check is not None:
                 check(ws)   # before the row decoder gets it: a failed check stops here again
+            self._rows.register(ws)     # first: a registration that fails (memory) is tried again
             self._writers[schema_id] = ws
-            self._rows.register(ws)
         return ws
 
     def _check_schema_change(self, ws, i: int) -> None:

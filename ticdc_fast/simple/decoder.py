@@ -354,12 +354,14 @@ class SimpleDecoder:
             return cached
         # a version the row decoder already has (announced in a decode() that failed) keeps its
         # plan, so the cache must keep the same TableSchema
-        first = self._planned.setdefault(ts.key, ts)
+        first = self._planned.get(ts.key)
+        if first is None:
+            if self._rows is not None:
+                self._rows.register(ts)     # first: a registration that fails (memory) is tried again
+            first = self._planned[ts.key] = ts
         self._schemas[ts.key] = first
         if self._schema_undo is not None:
             self._schema_undo.append(ts.key)
-        if self._rows is not None and first is ts:
-            self._rows.register(ts)
         return first
 
     def table_schema(self, database: str, table: str, version: int | None = None) -> TableSchema | None:
