@@ -456,3 +456,18 @@ def test_integer_text_with_a_stray_byte(impl, text):
     with pytest.raises(ticdc_fast.DecodeError) as ei:
         _typed("json", impl, pa.schema([("id", pa.int64())])).decode(None, _int_text_messages([text]))
     assert ei.value.message_index == 1 and ei.value.column == "id"
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("953097925551550328225794,26", "invalid integer"),       # fuzz seed 2122: too long, then a comma
+    ("99999999999999999999x", "invalid integer"),
+    ("953097925551550328225794", "integer out of range"),
+    ("18446744073709551616", "integer out of range"),
+    ("-99999999999999999999", "integer out of range")])
+@pytest.mark.parametrize("typed", [False, True])
+def test_integer_text_is_judged_by_its_syntax_before_its_size(impl, text, reason, typed):
+    dec = (_typed("json", impl, pa.schema([("id", pa.int64())])) if typed
+           else ticdc_fast.SimpleDecoder("json", implementation=impl))
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        dec.decode(None, _int_text_messages([text]))
+    assert (ei.value.message_index, ei.value.column, ei.value.reason) == (1, "id", reason)

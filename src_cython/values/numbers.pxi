@@ -67,7 +67,8 @@ cdef inline uint64_t _eight_digits_value(uint64_t w) noexcept nogil:
 
 
 cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept nogil:
-    """JSON integer grammar -?(0|[1-9][0-9]*) into sign + magnitude; -1 on syntax or > 2^64-1."""
+    """JSON integer grammar -?(0|[1-9][0-9]*) into sign + magnitude; -1 if the text is not in the
+    grammar, -2 if it is but the magnitude passes 2^64-1."""
     cdef const uint8_t* e = p + n
     cdef uint64_t v = 0, d, w
     out.neg = 0
@@ -96,6 +97,12 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
             return -1
         d = p[0] - 48
         if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
+            # too large, unless the text is no integer at all: that is said first, as the twin does
+            p += 1
+            while p < e:
+                if not (48 <= p[0] <= 57):
+                    return -1
+                p += 1
             return -2
         v = v * 10 + d
         p += 1
