@@ -452,3 +452,15 @@ def test_malformed_writer_schema_is_decode_error(impl, schema):
     with pytest.raises(ticdc_fast.DecodeError) as ei:
         dec.decode([None], [b"\x00\x00\x00\x00\x09\x02"])
     assert ei.value.message_index == 0 and "schema id 9" in str(ei.value)
+
+
+@pytest.mark.skipif(ticdc_fast._impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: the core's own entry points")
+def test_core_refuses_keys_and_values_of_different_lengths():
+    """The front end pairs keys with values; the core checks it again before pointing at them."""
+    dec = _decoder("cython")
+    with pytest.raises(ValueError, match="1 keys but 2 values"):
+        dec._rows.run([key()], [val(), val()], 0)
+    with pytest.raises(ValueError, match="1 keys but 2 values"):
+        dec._rows.prepare_arrow(pa.array([key()], pa.large_binary()), pa.array([val(), val()], pa.large_binary()))
+    dec._rows.reset()
+    _assert_good(dec)

@@ -630,6 +630,8 @@ cdef class AvroPlan:
     cdef object _prepare_arrow_body(self, keys, values):
         """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
         alive until run_prepared is done)."""
+        if len(keys) != len(values):
+            raise ValueError(f"{len(keys)} keys but {len(values)} values")
         input_fill(&self.arrow_keys, keys, 0, False)
         input_fill(&self.arrow_values, values, 0, False)
         return len(values)
@@ -684,6 +686,8 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _run_body(self, list keys, list values, Py_ssize_t start, Py_ssize_t msg_base=0):
+        if len(keys) != len(values):
+            raise ValueError(f"{len(keys)} keys but {len(values)} values")
         input_fill(&self.list_keys, keys, start, False)
         input_fill(&self.list_values, values, start, False)
         self.keys_in = &self.list_keys
