@@ -659,7 +659,6 @@ cdef class PlanCore:
         cdef const uint8_t* p
         cdef Py_ssize_t ln
         cdef const char* why = NULL
-        cdef int rc
         if s.kind == J_NULL or s.kind == J_ABSENT:
             return _close(out, 0, err)
         if kind == K_NULL:
@@ -674,14 +673,7 @@ cdef class PlanCore:
             int_range(e.t, e.f, &lo, &hi)
             if parse_int_text(s.p, s.n, &iv) < 0 or not int_in_range(&iv, lo, hi):
                 return fail_at(err, s.off, "integer out of range")
-            # the JSON integer grammar admits one text per value but "-0": the text is the answer
-            if iv.mag == 0:
-                rc = buf_append(&out.data, b"0", 1)
-            else:
-                rc = buf_append(&out.data, s.p, s.n)
-            if rc < 0:
-                return _oom(err)
-            return _close(out, 1, err)
+            return _close_integer_text(out, &iv, s.p, s.n, err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
             if s.kind == J_STR:
                 return self._push_value_text(out, s, err)

@@ -134,6 +134,20 @@ cdef inline int _close(VarCol* out, bint valid, Err* err) noexcept nogil:
     return _oom(err)
 
 
+cdef inline int _close_integer_text(VarCol* out, const IntVal* iv, const uint8_t* p, Py_ssize_t n,
+                                   Err* err) noexcept nogil:
+    """Generic text of an integer whose text `p` parsed in range (parse_int_text): the grammar
+    admits one text per value but "-0", so the text itself is the answer."""
+    cdef int rc
+    if iv.mag == 0:
+        rc = buf_append(&out.data, b"0", 1)
+    else:
+        rc = buf_append(&out.data, p, n)
+    if rc < 0:
+        return _oom(err)
+    return _close(out, 1, err)
+
+
 cdef inline int _push_opt(FixCol* c, const void* v, int has) noexcept nogil:
     if has:
         return fix_push(c, v)

@@ -1441,14 +1441,7 @@ cdef class SimplePlan:
                 return fail_at(err, s.off, "invalid integer")
             if r < 0 or not int_in_range(&iv, lo, hi):
                 return fail_at(err, s.off, "integer out of range")
-            # the grammar admits one text per value but "-0": the text is the answer
-            if iv.mag == 0:
-                rc = buf_append(&out.data, b"0", 1)
-            else:
-                rc = buf_append(&out.data, p, ln)
-            if rc < 0:
-                return _oom(err)
-            return _close(out, 1, err)
+            return _close_integer_text(out, &iv, p, ln, err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
             rc = self.core._str_bytes(s, &p, &ln, err)
             if rc < 0:
