@@ -10,8 +10,8 @@ import pytest
 from conftest import confluent_framed, frame, include_before_value_schemas, tidb_typed, u64
 
 import ticdc_fast
-from ticdc_fast.testing import (AvroEncoder, SimpleBootstrap, SimpleColumn, SimpleDML, SimpleEncoder,
-                                SimpleTable, make_tso, realistic_avro_changefeed)
+from ticdc_fast.testing import (AvroEncoder, SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML, SimpleEncoder,
+                                SimpleTable, SimpleWatermark, make_tso, realistic_avro_changefeed)
 
 
 def _error(call) -> tuple:
@@ -506,3 +506,257 @@ def test_avro_column_not_in_the_target_names_its_value(impl, v):
     got = _avro_error(impl, [key], [value], table="db.t", schema=pa.schema([("id", pa.int64())]),
                       extra_columns="error")
     assert got == (0, "column is not in the target schema", "value", at, "v")
+
+
+# --------------------------------------------------------------------------- simple protocol: the
+# front end's faults (envelope, control messages, checksums, time zones) name the value at fault
+def _spaced(doc: dict) -> bytes:
+    """A JSON message with a space after each ':' and ',', so that a member's value and its name
+    are at different offsets from the ones a compact encoding would give."""
+    return json.dumps(doc, separators=(", ", ": ")).encode()
+
+
+def _value_in(value: bytes, name: str) -> int:
+    """Offset of the value of the (last) member ``name`` of a ``_spaced`` message."""
+    token = b'"' + name.encode() + b'": '
+    return value.rindex(token) + len(token)
+
+
+def _dml_doc(**change) -> dict:
+    """The encoder's INSERT of TABLE as a dict; ``change``: members to set (None: remove)."""
+    doc = json.loads(SimpleEncoder("json").encode_value(SimpleDML(TABLE, "INSERT", make_tso(T0),
+                                                                  data={"id": 1})))
+    for name, v in change.items():
+        if v is None:
+            doc.pop(name, None)
+        else:
+            doc[name] = v
+    return doc
+
+
+def _with(doc: dict, **change) -> dict:
+    """``doc`` with members set (None: sent as JSON null)."""
+    doc.update(change)
+    return doc
+
+
+_WATERMARK = {"version": 1, "type": "WATERMARK", "commitTs": make_tso(T0), "buildTs": T0}
+
+
+@pytest.mark.parametrize("doc, reason, member", [
+    (_with(_dml_doc(), type=5), "message has no type", "type"),
+    (_with(_dml_doc(), database=5), "field 'database' has an invalid value", "database"),
+    (_with(_dml_doc(), table=["t"]), "field 'table' has an invalid value", "table"),
+    (_with(dict(_WATERMARK), sql=1), "field 'sql' has an invalid value", "sql"),
+    (_with(_dml_doc(), claimCheckLocation=True), "field 'claimCheckLocation' has an invalid value",
+     "claimCheckLocation"),
+    (_with(_dml_doc(), tableID="7"), "field 'tableID' has an invalid value", "tableID"),
+    (_with(_dml_doc(), commitTs=-1), "field 'commitTs' has an invalid value", "commitTs"),
+    (_with(_dml_doc(), buildTs=1.5), "field 'buildTs' has an invalid value", "buildTs"),
+    (_with(_dml_doc(), schemaVersion=1 << 64), "field 'schemaVersion' has an invalid value", "schemaVersion"),
+    (_with(_dml_doc(), handleKeyOnly=1), "field 'handleKeyOnly' has an invalid value", "handleKeyOnly"),
+    (_with(_dml_doc(), checksum=[1]), "field 'checksum' has an invalid value", "checksum"),
+    (_with(_dml_doc(), type="UPSERT"), "unknown DML type 'UPSERT'", "type"),
+    (_with(_dml_doc(), data=[1]), "data/old is not a JSON object", "data"),
+    (_with(_dml_doc(), old="x"), "data/old is not a JSON object", "old"),
+    (_with(_dml_doc(), table=None), "DML without database/table", "table"),
+    (_with(_dml_doc(), database=None, table=None), "DML without database/table", "database"),
+    (_with(_dml_doc(), tableSchema={}), "DML with a tableSchema", "tableSchema"),
+    (_with(_dml_doc(), preTableSchema=None), "DML with a tableSchema", "preTableSchema"),
+    (_with(_dml_doc(), buildTs=None), "DML with a null tableID or buildTs", "buildTs"),
+    (_with(_dml_doc(), tableID=None, buildTs=None), "DML with a null tableID or buildTs", "tableID"),
+    ({"version": 1, "type": "BOOTSTRAP", "commitTs": 0, "buildTs": 1, "tableSchema": [1]},
+     "BOOTSTRAP without tableSchema", "tableSchema"),
+    (_with(dict(_WATERMARK), type="NOPE"), "unknown message type 'NOPE'", "type"),
+    (_with(dict(_WATERMARK), commitTs=None), "message has no commitTs", "commitTs"),
+], ids=lambda v: v if isinstance(v, str) and " " not in v else None)
+def test_simple_envelope_fault_names_the_member_value(impl, doc, reason, member):
+    value = _spaced(doc)
+    assert _simple_error(impl, [value]) == (0, reason, "value", _value_in(value, member), None)
+
+
+def test_simple_envelope_fault_names_the_last_copy_of_a_repeated_member(impl):
+    value = _spaced(_dml_doc())[:-1] + b', "type": "UPSERT"}'
+    assert _simple_error(impl, [value]) == (0, "unknown DML type 'UPSERT'", "value",
+                                            _value_in(value, "type"), None)
+
+
+@pytest.mark.parametrize("doc, reason", [
+    (_dml_doc(type=None), "message has no type"),
+    (_dml_doc(database=None), "DML without database/table"),
+    ({"version": 1, "type": "BOOTSTRAP", "commitTs": 0, "buildTs": 1}, "BOOTSTRAP without tableSchema"),
+    ({"version": 1, "type": "WATERMARK", "buildTs": 1}, "message has no commitTs"),
+])
+def test_simple_envelope_member_that_is_not_there_is_reported_at_byte_0(impl, doc, reason):
+    assert _simple_error(impl, [_spaced(doc)]) == (0, reason, "value", 0, None)
+
+
+@pytest.mark.parametrize("value, at", [(b'  [1, 2]', 2), (b'"x"', 0), (b'\n7', 1)])
+def test_simple_message_that_is_not_an_object_is_reported_at_its_first_byte(impl, value, at):
+    assert _simple_error(impl, [value]) == (0, "message is not a JSON object", "value", at, None)
+
+
+# BOOTSTRAP, DDL and WATERMARK numbers beyond int64 (read by the front end, for both)
+_BIG = 1 << 63
+
+
+def _control_json(kind: str, **change) -> bytes:
+    """A control message of TABLE; ``change``: top-level members to set, or the TableSchema's
+    ``tableID``/``version``."""
+    enc = SimpleEncoder("json")
+    in_schema = {name: change.pop(name) for name in ("tableID", "version") if name in change}
+    table = SimpleTable("db", "t", 10, make_tso(T0 - 1000), TABLE.columns)
+    if kind == "BOOTSTRAP":
+        doc = json.loads(enc.encode_value(SimpleBootstrap(table)))
+    elif kind == "WATERMARK":
+        doc = json.loads(enc.encode_value(SimpleWatermark(make_tso(T0))))
+    else:
+        doc = json.loads(enc.encode_value(SimpleDDL("ERASE", "DROP TABLE t", make_tso(T0), None, table)))
+    doc.update(change)
+    doc.get("tableSchema", doc.get("preTableSchema", {})).update(in_schema)
+    return _spaced(doc)
+
+
+def _schema_member(value: bytes, schema: str, name: str) -> int:
+    """Offset of the value of ``name`` in the message's TableSchema ``schema``."""
+    start = value.index(b'"' + schema.encode() + b'": ')
+    token = b'"' + name.encode() + b'": '
+    return value.index(token, start) + len(token)
+
+
+@pytest.mark.parametrize("kind, change, reason, where", [
+    ("WATERMARK", dict(commitTs=_BIG), "commitTs out of int64 range", "commitTs"),
+    ("WATERMARK", dict(buildTs=(1 << 64) - 1), "buildTs out of int64 range", "buildTs"),
+    ("BOOTSTRAP", dict(buildTs=_BIG), "buildTs out of int64 range", "buildTs"),
+    ("BOOTSTRAP", dict(version=_BIG), "version out of int64 range", ("tableSchema", "version")),
+    ("BOOTSTRAP", dict(tableID=-1), "tableID out of int64 range", ("tableSchema", "tableID")),
+    ("BOOTSTRAP", dict(tableID=(1 << 64) - 1), "tableID out of int64 range", ("tableSchema", "tableID")),
+    ("DDL", dict(commitTs=_BIG + 5), "commitTs out of int64 range", "commitTs"),
+    ("DDL", dict(version=_BIG), "version out of int64 range", ("preTableSchema", "version")),
+])
+def test_simple_control_number_beyond_int64_names_its_value(impl, kind, change, reason, where):
+    value = _control_json(kind, **change)
+    at = _value_in(value, where) if type(where) is str else _schema_member(value, *where)
+    assert _simple_error(impl, [value]) == (0, reason, "value", at, None)
+
+
+def _simple_avro_control(make) -> tuple[bytes, bytes]:
+    """An Avro control message and its twin, whose bytes first differ at the value under test:
+    ``make(this)`` builds the event, ``this`` True for the message, False for the twin."""
+    enc = SimpleEncoder("avro")
+    return enc.encode_value(make(True)), enc.encode_value(make(False))
+
+
+def _avro_table(table_id=10, version=make_tso(T0 - 1000)) -> SimpleTable:
+    return SimpleTable("db", "t", table_id, version, TABLE.columns)
+
+
+@pytest.mark.parametrize("reason, make", [
+    ("commitTs out of int64 range", lambda this: SimpleWatermark(-1 if this else -2, build_ts=T0)),
+    ("buildTs out of int64 range", lambda this: SimpleWatermark(make_tso(T0), build_ts=-1 if this else -2)),
+    ("buildTs out of int64 range", lambda this: SimpleBootstrap(_avro_table(), build_ts=-1 if this else -2)),
+    ("version out of int64 range",
+     lambda this: SimpleBootstrap(_avro_table(version=_BIG if this else _BIG + 1), build_ts=T0)),
+    ("tableID out of int64 range",
+     lambda this: SimpleBootstrap(_avro_table(table_id=-1 if this else -2), build_ts=T0)),
+    ("commitTs out of int64 range",
+     lambda this: SimpleDDL("ERASE", "DROP TABLE t", -1 if this else -2, None, _avro_table(), build_ts=T0)),
+    ("version out of int64 range",
+     lambda this: SimpleDDL("ERASE", "DROP TABLE t", make_tso(T0), None,
+                            _avro_table(version=_BIG if this else _BIG + 1), build_ts=T0)),
+    ("tableID out of int64 range",
+     lambda this: SimpleDDL("ALTER", "ALTER TABLE t", make_tso(T0), _avro_table(table_id=-1 if this else -2),
+                            _avro_table(), build_ts=T0)),
+], ids=["watermark-commitTs", "watermark-buildTs", "bootstrap-buildTs", "bootstrap-version",
+        "bootstrap-tableID", "ddl-commitTs", "ddl-preTableSchema-version", "ddl-tableSchema-tableID"])
+def test_simple_avro_control_number_beyond_int64_names_its_value(impl, reason, make):
+    value, other = _simple_avro_control(make)
+    assert _simple_avro_error(impl, [value]) == (0, reason, "value", _first_difference(value, other), None)
+
+
+# row checksums (verify_checksum=True): at the checksum member the error is about
+def _checksum_of(image: dict) -> int:
+    from ticdc_fast.simple.checksum import row_checksum
+    from ticdc_fast.simple.schema import table_schema_from_dict
+    return row_checksum(table_schema_from_dict(TABLE.table_schema_json()), image)
+
+
+_ROW = {"id": 1, "ti": 2}
+_ROW_TEXT = {"id": "1", "ti": "2"}
+
+
+def _checked_error(impl, encoding, values):
+    return _error(lambda: ticdc_fast.SimpleDecoder(encoding, implementation=impl, verify_checksum=True)
+                  .decode(None, values))
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+@pytest.mark.parametrize("fault", ["current", "previous", "corrupted"])
+def test_simple_checksum_fault_names_the_checksum_member(impl, encoding, fault):
+    right = {"version": 1, "corrupted": False, "current": _checksum_of(_ROW_TEXT),
+             "previous": _checksum_of(_ROW_TEXT)}
+    wrong = {"current": right["current"] ^ 1, "previous": right["previous"] ^ 1, "corrupted": True}[fault]
+    enc = SimpleEncoder(encoding)
+
+    def update(checksum):
+        return enc.encode_value(SimpleDML(TABLE, "UPDATE", make_tso(T0), data=_ROW, old=_ROW,
+                                          build_ts=T0, checksum=checksum))
+    this, other = update({**right, fault: wrong}), update(right)
+    values = [enc.encode_value(SimpleBootstrap(TABLE)), this]
+    if encoding == "json":
+        at = _member_value(this, fault.encode())
+    else:
+        at = _first_difference(this, other)
+    reason = {"current": f"row checksum mismatch (current: sent {wrong}, computed {right['current']})",
+              "previous": f"row checksum mismatch (previous: sent {wrong}, computed {right['previous']})",
+              "corrupted": "TiCDC flagged the row as corrupted (checksum.corrupted)"}[fault]
+    assert _checked_error(impl, encoding, values) == (1, reason, "value", at, None)
+
+
+def test_simple_checksum_member_not_sent_is_reported_at_the_checksum_object(impl):
+    """A JSON checksum may leave out a member whose value is zero: a row whose checksum is not
+    zero then fails at the object."""
+    values = _simple_dml(data=_ROW, build_ts=T0)
+    values[1] = values[1][:-1] + b',"checksum":{"version":1}}'
+    at = _member_value(values[1], b"checksum")
+    assert _checked_error(impl, "json", values) == (
+        1, f"row checksum mismatch (current: sent 0, computed {_checksum_of(_ROW_TEXT)})", "value", at, None)
+
+
+def test_simple_checksum_that_cannot_be_computed_names_the_checksum_member(impl):
+    """A held row is checked when its schema comes, before it is decoded: a value that cannot be
+    hashed fails at the checksum that could not be checked."""
+    values = _simple_dml(data=_ROW, build_ts=T0, checksum={"current": 5})
+    values[1] = values[1].replace(b'"ti":"2"', b'"ti":"x"')
+    values.reverse()            # held: its BOOTSTRAP comes after it
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        ticdc_fast.SimpleDecoder("json", implementation=impl, verify_checksum=True).decode(None, values)
+    e = ei.value
+    assert e.reason.startswith("row checksum cannot be computed (current): ")
+    assert (e.message_index, e.part, e.byte_offset, e.column) == (
+        0, "value", values[0].index(b'"current":') + len(b'"current":'), None)
+
+
+# more zones that are no zone than the core remembers: the Cython core fails at the location that
+# is one too many; the twin keeps no zone table (docs/simple-protocol.md)
+_MANY_TS = SimpleTable("db", "z", 11, make_tso(T0 - 1000),
+                       [SimpleColumn("id", "int", nullable=False)]
+                       + [SimpleColumn(f"ts{k}", "timestamp") for k in range(257)])
+
+
+@pytest.mark.parametrize("encoding", ["json", "avro"])
+def test_simple_one_location_too_many_is_reported_at_that_location(impl, encoding):
+    enc = SimpleEncoder(encoding)
+    row = {"id": 1, **{f"ts{k}": (f"No/Zone{k}", "2024-01-01 00:00:00") for k in range(257)}}
+    values = [enc.encode_value(SimpleBootstrap(_MANY_TS)),
+              enc.encode_value(SimpleDML(_MANY_TS, "INSERT", make_tso(T0), data=row))]
+    dec = ticdc_fast.SimpleDecoder(encoding, implementation=impl, table="db.z",
+                                   schema=pa.schema([("id", pa.int64())]))
+    if impl == "python":
+        assert dec.decode(None, values).column("id").to_pylist() == [None, 1]
+        return
+    # the 257th location in the order the message sends them, the last: at its opening quote
+    # (JSON) or its one-byte length (Avro)
+    at = values[1].rindex(b"No/Zone") - 1
+    assert _error(lambda: dec.decode(None, values)) == (
+        1, "more than 256 distinct TIMESTAMP locations that are no time zone in one message", "value", at, None)

@@ -32,7 +32,7 @@ from ..values import ValueProblem
 from .hold import Held as _Held
 from .hold import HoldQueue
 from .._json_where import locate, path_at
-from .messages import Msg, canonical_json, parse_message
+from .messages import Msg, canonical_json, field_at, parse_message
 from .reference import ReferenceRows
 from .routing import SimpleRouter
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
@@ -87,6 +87,13 @@ class _Batch:
         """The row number of a row that comes from outside the batch (a held message)."""
         self.extra_meta.append(meta)
         return self.n + len(self.extra_meta) - 1
+
+
+def _checksum_at(m: Msg, member: str) -> int:
+    """Where a checksum error points: the ``checksum`` member it is about (``corrupted``,
+    ``current`` or ``previous``), or the checksum object when the member is not sent (a JSON
+    checksum may leave out a member whose value is zero)."""
+    return field_at(m, ("checksum", member)) or field_at(m, "checksum")
 
 
 def _with_held(column: pa.Array, held: list) -> pa.Array:
@@ -542,8 +549,8 @@ class SimpleDecoder:
             if ts is None:
                 continue  # only other tables' rows skipped in typed mode get here
             if m.checksum.get("corrupted"):
-                raise DecodeError("TiCDC flagged the row as corrupted (checksum.corrupted)", i, 0,
-                                  part="value")
+                raise DecodeError("TiCDC flagged the row as corrupted (checksum.corrupted)", i,
+                                  _checksum_at(m, "corrupted"), part="value")
             for img, field in ((m.data, "current"), (m.old, "previous")):
                 if img is None:
                     continue
@@ -557,11 +564,11 @@ class SimpleDecoder:
                     raise
                 except (ValueError, TypeError, KeyError, AttributeError, OverflowError, ValueProblem) as exc:
                     # a held row is checked before it is decoded: its values may be anything
-                    raise DecodeError(f"row checksum cannot be computed ({field}): {exc}", i, 0,
-                                      part="value") from None
+                    raise DecodeError(f"row checksum cannot be computed ({field}): {exc}", i,
+                                      _checksum_at(m, field), part="value") from None
                 if got != want:
                     raise DecodeError(f"row checksum mismatch ({field}: sent {want}, computed {got})",
-                                      i, 0, part="value")
+                                      i, _checksum_at(m, field), part="value")
 
     def _load_pending_zone(self, msg) -> bool:
         zone = getattr(self._rows, "pending_zone", None)
@@ -575,19 +582,20 @@ class SimpleDecoder:
                 raise DecodeError(f"TIMESTAMP location: {exc}", msg, self._rows.pending_zone_at,
                                   part="value") from None
             # not a zone: values that use it fail where they are converted, naming their column
-            self._count_bad_zone(msg)
+            self._count_bad_zone(msg, self._rows.pending_zone_at)
             self._rows.add_zone(zone, known=False)
         return True
 
-    def _count_bad_zone(self, msg) -> None:
+    def _count_bad_zone(self, msg, location_at: int) -> None:
         """The core remembers the last 256 names that are no zone: one message naming more would
-        make it forget one and ask for it again, forever."""
+        make it forget one and ask for it again, forever.  Reported at the location that is one
+        too many."""
         seen = self._batch.bad_zones
         count = seen[1] + 1 if seen[0] == msg else 1
         self._batch.bad_zones = (msg, count)
         if count > C.BAD_ZONE_SLOTS:
             raise DecodeError(f"more than {C.BAD_ZONE_SLOTS} distinct TIMESTAMP locations that "
-                              "are no time zone in one message", msg, 0, part="value")
+                              "are no time zone in one message", msg, location_at, part="value")
 
     def _run_one(self, value: bytes, msg: int) -> None:
         """Decode one DML whose schema is known; never let it vanish silently.
@@ -701,10 +709,13 @@ class SimpleDecoder:
             keep = False
         if keep:
             commit_ts = m.commit_ts or 0
+            # the TableSchema shown is the last one announced: tableSchema, else preTableSchema
+            shown = "tableSchema" if m.table_schema is not None else "preTableSchema"
             for name, v in (("commitTs", commit_ts), ("buildTs", m.build_ts),
                             ("version", ts.version if ts else None), ("tableID", ts.table_id if ts else None)):
                 if v is not None and not 0 <= v <= _INT64_MAX:
-                    raise DecodeError(f"{name} out of int64 range", msg, 0, part="value")
+                    path = name if name in ("commitTs", "buildTs") else (shown, name)
+                    raise DecodeError(f"{name} out of int64 range", msg, field_at(m, path), part="value")
             op = {"WATERMARK": "RESOLVED", "BOOTSTRAP": "BOOTSTRAP"}.get(m.kind, "DDL")
             self._rows.append_control({
                 "_op": op, "_commit_ts": commit_ts, "_schema": database, "_table": table,

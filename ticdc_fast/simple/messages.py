@@ -14,7 +14,7 @@ import orjson
 from .._avro_binary import AvroError, Reader
 from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
-from .._json_where import JSONSyntax, object_syntax, skip_ws
+from .._json_where import JSONSyntax, locate, object_syntax, skip_ws
 
 DML_TYPES = ("INSERT", "UPDATE", "DELETE")
 DDL_TYPES = ("CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY")
@@ -35,6 +35,28 @@ class Msg:
 def _need(cond, reason, i, off=0):
     if not cond:
         raise DecodeError(reason, i, off, part="value")
+
+
+def field_at(m: Msg, path) -> int:
+    """Byte offset of a value of the message (an envelope member, or a path such as
+    ``("checksum", "current")``): recorded by the Avro reader, found in the JSON text (the last
+    copy of a repeated member, the one read).  0 when the message does not have it.  Only for
+    errors: a JSON message is walked again each time."""
+    if m.field_at is not None:
+        return m.field_at.get(path, 0)
+    found = locate(m.json_doc, (path,) if type(path) is str else path)
+    return 0 if found is None else found
+
+
+def _need_member(cond, reason, i, m: Msg, path):
+    """``_need`` for a JSON envelope member: the error names the offset of its value."""
+    if not cond:
+        raise DecodeError(reason, i, field_at(m, path), part="value")
+
+
+def _first_member(m: Msg, names) -> int:
+    """The offset of whichever of ``names`` comes first in the message (0: none of them)."""
+    return min((at for at in (field_at(m, name) for name in names) if at), default=0)
 
 
 def _raise_constant(name):
@@ -107,50 +129,60 @@ def canonical_json(value: bytes, i: int) -> bytes | None:
 
 
 def parse_json_message(value: bytes, i: int) -> Msg:
+    """One JSON message.  A fault of the envelope names the offset of the member's value at
+    fault (0 for a member that is not there); a document that is not an object, its first byte."""
     doc = _load_json(value, i)
-    _need(type(doc) is dict, "message is not a JSON object", i)
+    if type(doc) is not dict:
+        raise DecodeError("message is not a JSON object", i, skip_ws(value, 0), part="value")
     m = Msg()
     m.json_doc = value      # where a value is, should it fail (``_json_where.locate``)
     t = doc.get("type")
-    _need(isinstance(t, str), "message has no type", i)
+    _need_member(isinstance(t, str), "message has no type", i, m, "type")
     m.type = t
     for name, attr, kind in (("database", "database", str), ("table", "table", str),
                              ("sql", "sql", str), ("claimCheckLocation", "claim_check_location", str)):
         v = doc.get(name)
-        _need(v is None or isinstance(v, kind), f"field {name!r} has an invalid value", i)
+        _need_member(v is None or isinstance(v, kind), f"field {name!r} has an invalid value", i, m, name)
         setattr(m, attr, v)
     for name, attr in (("tableID", "table_id"), ("commitTs", "commit_ts"), ("buildTs", "build_ts"),
                        ("schemaVersion", "schema_version")):
         v = doc.get(name)
-        _need(v is None or (type(v) is int and 0 <= v < (1 << 64)), f"field {name!r} has an invalid value", i)
+        _need_member(v is None or (type(v) is int and 0 <= v < (1 << 64)),
+                     f"field {name!r} has an invalid value", i, m, name)
         setattr(m, attr, v)
     hko = doc.get("handleKeyOnly")
-    _need(hko is None or type(hko) is bool, "field 'handleKeyOnly' has an invalid value", i)
+    _need_member(hko is None or type(hko) is bool, "field 'handleKeyOnly' has an invalid value", i, m,
+                 "handleKeyOnly")
     m.handle_key_only = bool(hko)
     m.checksum = doc.get("checksum")
-    _need(m.checksum is None or type(m.checksum) is dict, "field 'checksum' has an invalid value", i)
+    _need_member(m.checksum is None or type(m.checksum) is dict, "field 'checksum' has an invalid value", i, m,
+                 "checksum")
     m.data, m.old = doc.get("data"), doc.get("old")
     m.table_schema, m.pre_table_schema = doc.get("tableSchema"), doc.get("preTableSchema")
     if m.data is not None or m.old is not None:
         m.kind = "DML"
-        _need(t in DML_TYPES, f"unknown DML type {t!r}", i)
-        for img in (m.data, m.old):
-            _need(img is None or type(img) is dict, "data/old is not a JSON object", i)
-        _need(m.database is not None and m.table is not None, "DML without database/table", i)
+        _need_member(t in DML_TYPES, f"unknown DML type {t!r}", i, m, "type")
+        for img, name in ((m.data, "data"), (m.old, "old")):
+            _need_member(img is None or type(img) is dict, "data/old is not a JSON object", i, m, name)
+        _need_member(m.database is not None and m.table is not None, "DML without database/table", i, m,
+                     "database" if m.database is None else "table")
         # TiCDC never writes these in a DML (tableID is omitted when 0, never null); the core's
         # scanner rejects them, and so does the twin rather than guess
-        _need("tableSchema" not in doc and "preTableSchema" not in doc, "DML with a tableSchema", i)
-        _need(doc.get("tableID", 0) is not None and doc.get("buildTs", 0) is not None,
-              "DML with a null tableID or buildTs", i)
+        if "tableSchema" in doc or "preTableSchema" in doc:
+            raise DecodeError("DML with a tableSchema", i, _first_member(m, ("tableSchema", "preTableSchema")),
+                              part="value")
+        if doc.get("tableID", 0) is None or doc.get("buildTs", 0) is None:
+            raise DecodeError("DML with a null tableID or buildTs", i, _first_member(
+                m, [name for name in ("tableID", "buildTs") if name in doc and doc[name] is None]), part="value")
     elif t == "WATERMARK":
         m.kind = "WATERMARK"
     elif t == "BOOTSTRAP":
         m.kind = "BOOTSTRAP"
-        _need(type(m.table_schema) is dict, "BOOTSTRAP without tableSchema", i)
+        _need_member(type(m.table_schema) is dict, "BOOTSTRAP without tableSchema", i, m, "tableSchema")
     else:
-        _need(t in DDL_TYPES, f"unknown message type {t!r}", i)
+        _need_member(t in DDL_TYPES, f"unknown message type {t!r}", i, m, "type")
         m.kind = "DDL"
-    _need(m.commit_ts is not None, "message has no commitTs", i)
+    _need_member(m.commit_ts is not None, "message has no commitTs", i, m, "commitTs")
     return m
 
 
@@ -211,10 +243,14 @@ def _index_schema(r: Reader) -> dict:
             "columns": _array(r, _text)}
 
 
-def _table_schema(r: Reader) -> dict:
-    return {"database": _text(r), "table": _text(r), "tableID": r.long() & _MASK64,
-            "version": r.long() & _MASK64, "columns": _array(r, _column_schema),
-            "indexes": _array(r, _index_schema)}
+def _table_schema(r: Reader, field_at: dict, name: str) -> dict:
+    """A TableSchema record, the offsets of its tableID and version kept in ``field_at`` under
+    ``(name, "tableID")``, ``(name, "version")``."""
+    database, table = _text(r), _text(r)
+    table_id = _long_at(r, field_at, (name, "tableID")) & _MASK64
+    version = _long_at(r, field_at, (name, "version")) & _MASK64
+    return {"database": database, "table": table, "tableID": table_id, "version": version,
+            "columns": _array(r, _column_schema), "indexes": _array(r, _index_schema)}
 
 
 class _ColumnProblem(Exception):
@@ -326,11 +362,16 @@ def _image(r: Reader, at: dict, plan=None) -> dict:
             at[name] = (name_at, value_at)
 
 
-def _checksum(r: Reader) -> dict:
-    return {"version": r.long(), "corrupted": r.boolean(), "current": r.long(), "previous": r.long()}
+def _checksum(r: Reader, field_at: dict) -> dict:
+    """The Checksum record, the offset of each member kept under ``("checksum", member)``."""
+    out = {}
+    for name in ("version", "corrupted", "current", "previous"):
+        field_at[("checksum", name)] = r.pos
+        out[name] = r.boolean() if name == "corrupted" else r.long()
+    return out
 
 
-def _long_at(r: Reader, field_at: dict, name: str) -> int:
+def _long_at(r: Reader, field_at: dict, name) -> int:
     """An envelope long, its byte offset kept in ``field_at`` for the errors that name it."""
     field_at[name] = r.pos
     return r.long()
@@ -386,31 +427,34 @@ def parse_avro_message(value: bytes, i: int, plans=None, stop_on_claim_check: bo
             m.handle_key_only = bool(_optional(r, Reader.boolean))
             if r.union(2) == 1:
                 at["checksum"] = r.pos
-                m.checksum = _checksum(r)
+                m.checksum = _checksum(r, at)
             if plan is not None and stop_on_claim_check and m.claim_check_location is not None:
                 return m
             m.data_at, m.old_at = {}, {}
             m.data = _optional(r, lambda r: _image(r, m.data_at, plan))
             m.old = _optional(r, lambda r: _image(r, m.old_at, plan))
         elif mtype == "WATERMARK":
+            m.field_at = at = {}
             r.long()
             m.type = "WATERMARK"
-            m.commit_ts = r.long() & _MASK64
-            m.build_ts = r.long() & _MASK64
+            m.commit_ts = _long_at(r, at, "commitTs") & _MASK64
+            m.build_ts = _long_at(r, at, "buildTs") & _MASK64
         elif mtype == "BOOTSTRAP":
+            m.field_at = at = {}
             r.long()
             m.type = "BOOTSTRAP"
-            m.build_ts = r.long() & _MASK64
-            m.table_schema = _table_schema(r)
+            m.build_ts = _long_at(r, at, "buildTs") & _MASK64
+            m.table_schema = _table_schema(r, at, "tableSchema")
             m.commit_ts = 0
         else:
+            m.field_at = at = {}
             r.long()
             m.type = DDL_TYPES[r.enum(len(DDL_TYPES))]
             m.sql = _text(r)
-            m.commit_ts = r.long() & _MASK64
-            m.build_ts = r.long() & _MASK64
-            m.table_schema = _optional(r, _table_schema)
-            m.pre_table_schema = _optional(r, _table_schema)
+            m.commit_ts = _long_at(r, at, "commitTs") & _MASK64
+            m.build_ts = _long_at(r, at, "buildTs") & _MASK64
+            m.table_schema = _optional(r, lambda r: _table_schema(r, at, "tableSchema"))
+            m.pre_table_schema = _optional(r, lambda r: _table_schema(r, at, "preTableSchema"))
     except AvroError as exc:
         raise DecodeError(exc.reason, i, exc.offset, getattr(exc, "column", None), part="value") from None
     except _ColumnProblem as exc:

@@ -19,7 +19,7 @@ from ..errors import DecodeError
 from .._json_where import column_name, locate
 from ..convert import convert_typed
 from ..timezones import local_table, wall_to_utc_us
-from .messages import parse_message
+from .messages import field_at, parse_message
 
 _MASK64 = (1 << 64) - 1
 _EPOCH_US_DAY = 86_400_000_000
@@ -248,7 +248,7 @@ class ReferenceRows:
         if op == "INSERT" and data is None or op == "UPDATE" and (data is None or old is None) \
                 or op == "DELETE" and old is None:
             # at the type that asks for the image (the image itself may be absent)
-            raise DecodeError(f"{op} without the image it needs", msg, _field_at(m, "type"), part="value")
+            raise DecodeError(f"{op} without the image it needs", msg, field_at(m, "type"), part="value")
         after = data if op != "DELETE" else None
         before = old if op != "INSERT" else None
         row = {"_op": op, "_commit_ts": _i64(m.commit_ts, "commitTs", msg, m), "_schema": m.database,
@@ -365,18 +365,9 @@ class ReferenceRows:
                 else pa.array(cols[f.name], f.type) for f in fields], msg
 
 
-def _field_at(m, path) -> int:
-    """Byte offset of an envelope value: recorded by the Avro reader, found in the JSON text (the
-    last copy of a repeated member, the one read)."""
-    if m.field_at is not None:
-        return m.field_at.get(path, 0)
-    found = locate(m.json_doc, (path,) if type(path) is str else path)
-    return 0 if found is None else found
-
-
 def _i64(v, name, msg, m):
     if v is not None and v > (1 << 63) - 1:
-        raise DecodeError(f"{name} out of int64 range", msg, _field_at(m, name), part="value")
+        raise DecodeError(f"{name} out of int64 range", msg, field_at(m, name), part="value")
     return v
 
 
@@ -390,7 +381,7 @@ def _checksum(row, m, msg):
         # which also keeps the low 32 bits of a current/previous up to 2^64-1); the first member
         # of a wrong form, in struct order, fails the row at its value
         def bad(name):
-            return DecodeError(f"invalid checksum object ({name})", msg, _field_at(m, ("checksum", name)),
+            return DecodeError(f"invalid checksum object ({name})", msg, field_at(m, ("checksum", name)),
                                part="value")
 
         def number(name, top):
@@ -412,4 +403,4 @@ def _checksum(row, m, msg):
         row["_checksum_current"] = int(ck["current"]) & 0xFFFFFFFF
         row["_checksum_previous"] = int(ck["previous"]) & 0xFFFFFFFF
     except (KeyError, TypeError, ValueError):
-        raise DecodeError("invalid checksum object", msg, _field_at(m, "checksum"), part="value") from None
+        raise DecodeError("invalid checksum object", msg, field_at(m, "checksum"), part="value") from None
