@@ -1,7 +1,9 @@
-"""The core's strict UTF-8 check (a shift-based DFA, src_cython/values/text.pxi) against Python's
-own decoder: every 1- and 2-byte sequence, every 3-byte sequence with an E0..EF lead, every 4-byte
-lead with its edge continuations, and random text mixing ASCII, CJK and emoji with bytes broken
-at every position (the ASCII run skip and the 16-byte DFA steps meet at every offset)."""
+"""The core's strict UTF-8 check (src_cython/values/text.pxi: a shift-based DFA, and 32-byte
+blocks where the CPU has AVX2) against Python's own decoder: every 1- and 2-byte sequence, every
+3-byte sequence with an E0..EF lead, every 4-byte lead with its edge continuations, random text
+mixing ASCII, CJK and emoji with bytes broken at every position (the ASCII run skip and the
+16-byte DFA steps meet at every offset), and every sequence class across a block boundary.  Each
+test runs with the block check on and off, so both paths are held to the decoder here."""
 from __future__ import annotations
 
 import importlib
@@ -14,9 +16,13 @@ from conftest import is_utf8
 pytestmark = pytest.mark.cython
 
 
-@pytest.fixture(scope="module")
-def valid():
-    return importlib.import_module("ticdc_fast._core")._utf8_valid
+@pytest.fixture(scope="module", params=["blocks", "dfa"])
+def valid(request):
+    core = importlib.import_module("ticdc_fast._core")
+    was = core._utf8_use_blocks(True)
+    core._utf8_use_blocks(request.param == "blocks")
+    yield core._utf8_valid
+    core._utf8_use_blocks(was)
 
 
 def test_every_short_sequence_agrees_with_python(valid):
@@ -61,3 +67,30 @@ def test_random_mixed_text_and_every_broken_byte(valid, longest):
                 mid = len(text) // 2
                 spliced = text[:mid] + text[mid + cut:]
                 assert valid(spliced) == is_utf8(spliced), spliced
+
+
+# One sample per class of the block check's lookup (lead, first continuation): valid forms at
+# their edges and each kind of fault (overlong, surrogate, above U+10FFFF, too short, stray).
+SEQUENCES = [b"\xc2\x80", b"\xdf\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xe0\xa0\x80", b"\xe0\x9f\xbf",
+             b"\xed\x9f\xbf", b"\xed\xa0\x80", b"\xef\xbf\xbf", b"\xf0\x90\x80\x80",
+             b"\xf0\x8f\xbf\xbf", b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+             b"\xf8\x88\x80\x80\x80", b"\xe4\xb8", b"\xf0\x9f\x98", b"\x80", b"\xbf\x80",
+             b"\xe4\xb8\xad\x80", b"\xc3", b"\xff"]
+
+
+@pytest.mark.parametrize("length", [64, 65, 96, 127, 130])
+def test_every_sequence_class_at_every_offset_of_long_text(valid, length):
+    """Placed at each offset of text long enough for the block check, so that a character
+    straddles a 32-byte boundary, opens at a block's end or is cut at the text's end."""
+    filler = "日本語 é😀 ".encode()
+    for seq in SEQUENCES:
+        for at in range(length - len(seq) + 1):
+            body = (filler * (length // len(filler) + 2))
+            # keep the filler whole around the sequence: cut it at character boundaries
+            head = body[:at].decode("utf-8", "ignore").encode()
+            head += b"a" * (at - len(head))
+            tail_len = length - at - len(seq)
+            tail = body[:tail_len].decode("utf-8", "ignore").encode()
+            tail += b"b" * (tail_len - len(tail))
+            b = head + seq + tail
+            assert valid(b) == is_utf8(b), (seq, at, b)
