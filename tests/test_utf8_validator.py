@@ -78,7 +78,7 @@ SEQUENCES = [b"\xc2\x80", b"\xdf\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xe0\xa0\x80"
              b"\xe4\xb8\xad\x80", b"\xc3", b"\xff"]
 
 
-@pytest.mark.parametrize("length", [64, 65, 96, 127, 130])
+@pytest.mark.parametrize("length", [16, 17, 31, 32, 33, 48, 63, 64, 65, 96, 127, 130])
 def test_every_sequence_class_at_every_offset_of_long_text(valid, length):
     """Placed at each offset of text long enough for the block check, so that a character
     straddles a 32-byte boundary, opens at a block's end or is cut at the text's end."""

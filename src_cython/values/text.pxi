@@ -188,16 +188,43 @@ cdef extern from *:
         }
         return i;
     }
+    /* Text of 16 to 64 bytes, copied into two zeroed blocks: the zeros after it are ASCII, so a
+       character it leaves open fails as it would before an ASCII byte. */
+    __attribute__((target("avx2")))
+    static int tf_utf8_short_avx2(const unsigned char* p, Py_ssize_t n) {
+        unsigned char buf[64];
+        __m256i cur, prev, error;
+        _mm256_storeu_si256((__m256i*)buf, _mm256_setzero_si256());
+        _mm256_storeu_si256((__m256i*)(buf + 32), _mm256_setzero_si256());
+        if (n >= 32) {
+            _mm256_storeu_si256((__m256i*)buf, _mm256_loadu_si256((const __m256i*)p));
+            _mm256_storeu_si256((__m256i*)(buf + n - 32), _mm256_loadu_si256((const __m256i*)(p + n - 32)));
+        } else {
+            _mm_storeu_si128((__m128i*)buf, _mm_loadu_si128((const __m128i*)p));
+            _mm_storeu_si128((__m128i*)(buf + n - 16), _mm_loadu_si128((const __m128i*)(p + n - 16)));
+        }
+        prev = _mm256_loadu_si256((const __m256i*)buf);
+        error = tf_u8_block_errors(prev, _mm256_setzero_si256());
+        if (n > 32) {
+            cur = _mm256_loadu_si256((const __m256i*)(buf + 32));
+            error = _mm256_or_si256(error, tf_u8_block_errors(cur, prev));
+            prev = cur;
+        }
+        error = _mm256_or_si256(error, tf_u8_unfinished(prev));
+        return _mm256_testz_si256(error, error);
+    }
     #define TF_HAVE_U8_AVX2 1
     static int tf_cpu_has_avx2(void) { __builtin_cpu_init(); return __builtin_cpu_supports("avx2"); }
     #else
     static Py_ssize_t tf_utf8_blocks_avx2(const unsigned char* p, Py_ssize_t n) { (void)p; (void)n; return 0; }
+    static int tf_utf8_short_avx2(const unsigned char* p, Py_ssize_t n) { (void)p; (void)n; return 0; }
     #define TF_HAVE_U8_AVX2 0
     static int tf_cpu_has_avx2(void) { return 0; }
     #endif
     """
     const int TF_HAVE_U8_AVX2
     Py_ssize_t tf_utf8_blocks_avx2(const uint8_t* p, Py_ssize_t n) nogil
+    int tf_utf8_short_avx2(const uint8_t* p, Py_ssize_t n) nogil
     int tf_cpu_has_avx2()
 
 cdef int HAVE_U8_AVX2 = TF_HAVE_U8_AVX2 and tf_cpu_has_avx2()
@@ -259,6 +286,8 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
                     return 0
                 p += done
                 continue
+            if HAVE_U8_AVX2 and e - p >= 16:
+                return tf_utf8_short_avx2(p, e - p)
             if e - p >= 32:
                 # The DFA walks only this non-ASCII stretch: it ends at the next 8 bytes that are
                 # all ASCII (a JSON message with a few accented values is mostly structure, which
