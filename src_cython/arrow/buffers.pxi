@@ -28,6 +28,37 @@ cdef inline int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
     return 0
 
 
+# Names, operation codes and rendered numbers are short: up to 32 bytes they are copied inline as
+# overlapping words, where libc's memcpy costs a call and a size dispatch (8 % of Avro generic).
+# Only for such appends: inlined into every append, the copy measured slower on long text.
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    static inline void tf_copy_short(unsigned char* d, const unsigned char* s, size_t n) {
+        uint64_t a, b, c, e;
+        uint32_t x, y;
+        if (n >= 16) {
+            if (n > 32) { memcpy(d, s, n); return; }
+            memcpy(&a, s, 8); memcpy(&b, s + 8, 8);
+            memcpy(&c, s + n - 16, 8); memcpy(&e, s + n - 8, 8);
+            memcpy(d, &a, 8); memcpy(d + 8, &b, 8);
+            memcpy(d + n - 16, &c, 8); memcpy(d + n - 8, &e, 8);
+        } else if (n >= 8) {
+            memcpy(&a, s, 8); memcpy(&b, s + n - 8, 8);
+            memcpy(d, &a, 8); memcpy(d + n - 8, &b, 8);
+        } else if (n >= 4) {
+            memcpy(&x, s, 4); memcpy(&y, s + n - 4, 4);
+            memcpy(d, &x, 4); memcpy(d + n - 4, &y, 4);
+        } else if (n > 0) {
+            unsigned char first = s[0], mid = s[n / 2], last = s[n - 1];
+            d[0] = first; d[n / 2] = mid; d[n - 1] = last;
+        }
+    }
+    """
+    void tf_copy_short(uint8_t* d, const uint8_t* s, size_t n) nogil
+
+
 cdef inline int buf_append(Buf* b, const void* src, Py_ssize_t n) noexcept nogil:
     if n <= 0:       # memcpy with a NULL source or destination is undefined even for 0 bytes
         return 0
@@ -35,6 +66,18 @@ cdef inline int buf_append(Buf* b, const void* src, Py_ssize_t n) noexcept nogil
         if buf_grow(b, b.len + n) < 0:
             return -1
     memcpy(b.data + b.len, src, n)
+    b.len += n
+    return 0
+
+
+cdef inline int buf_append_short(Buf* b, const void* src, Py_ssize_t n) noexcept nogil:
+    """buf_append for bytes that are usually short (see tf_copy_short)."""
+    if n <= 0:
+        return 0
+    if b.len + n > b.cap:
+        if buf_grow(b, b.len + n) < 0:
+            return -1
+    tf_copy_short(b.data + b.len, <const uint8_t*>src, n)
     b.len += n
     return 0
 
@@ -219,7 +262,8 @@ cdef inline int var_close_row(VarCol* c, bint valid) noexcept nogil:
 
 
 cdef inline int var_push(VarCol* c, const void* src, Py_ssize_t n) noexcept nogil:
-    if buf_append(&c.data, src, n) < 0:
+    """One value that is usually short (a name, a code); text values are appended, then closed."""
+    if buf_append_short(&c.data, src, n) < 0:
         return -1
     return var_close_row(c, 1)
 

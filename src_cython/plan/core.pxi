@@ -642,7 +642,7 @@ cdef class PlanCore:
         else:
             memcpy(&x, &e.v.n, 8)
             n = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
-        if buf_append(&out.data, txt, n) < 0:
+        if buf_append_short(&out.data, txt, n) < 0:
             return _oom(err)
         return _close(out, 1, err)
 
