@@ -760,3 +760,168 @@ def test_simple_one_location_too_many_is_reported_at_that_location(impl, encodin
     at = values[1].rindex(b"No/Zone") - 1
     assert _error(lambda: dec.decode(None, values)) == (
         1, "more than 256 distinct TIMESTAMP locations that are no time zone in one message", "value", at, None)
+
+
+# --------------------------------------------------------------------------- simple protocol: an
+# invalid TableSchema (BOOTSTRAP, DDL) names the value at fault; a member left out, the object
+# that lacks it
+def _schema_doc(kind: str = "BOOTSTRAP") -> dict:
+    enc = SimpleEncoder("json")
+    event = SimpleBootstrap(TABLE) if kind == "BOOTSTRAP" else SimpleDDL("ALTER", "ALTER TABLE t", make_tso(T0),
+                                                                         TABLE, TABLE)
+    return json.loads(enc.encode_value(event))
+
+
+def _unique_at(value: bytes, token: bytes, skip: int = 0) -> int:
+    """Offset of ``token`` (found once in ``value``) plus ``skip``."""
+    assert value.count(token) == 1, token
+    return value.index(token) + skip
+
+
+def _column_of(schema: dict, k: int) -> dict:
+    return schema["columns"][k]
+
+
+def _set_type(k, name, v):
+    def change(schema):
+        _column_of(schema, k)["dataType"][name] = v
+    return change
+
+
+def _drop(k, *path):
+    def change(schema):
+        obj = _column_of(schema, k)
+        for name in path[:-1]:
+            obj = obj[name]
+        del obj[path[-1]]
+    return change
+
+
+def _set_column(k, name, v):
+    def change(schema):
+        _column_of(schema, k)[name] = v
+    return change
+
+
+def _set_index(name, v):
+    def change(schema):
+        schema["indexes"][0][name] = v
+    return change
+
+
+def _set_schema(name, v):
+    def change(schema):
+        if v is _DROP:
+            del schema[name]
+        else:
+            schema[name] = v
+    return change
+
+
+_DROP = object()
+_INT64_TEXT = "[-9223372036854775808, 9223372036854775807]"
+
+
+@pytest.mark.parametrize("change, field, problem, column, token, skip", [
+    # a value of the wrong type or range: at that value
+    (_set_type(1, "mysqlType", "nope"), "columns[1] ('ti').dataType.mysqlType", "unsupported mysqlType 'nope'",
+     "ti", b'"nope"', 0),
+    (_set_type(2, "length", "19"), "columns[2] ('ts').dataType.length", "expected an integer, got string",
+     "ts", b'"19"', 0),
+    (_set_type(0, "decimal", 1 << 63), "columns[0] ('id').dataType.decimal",
+     f"9223372036854775808 out of range {_INT64_TEXT}", "id", b"9223372036854775808", 0),
+    (_set_type(3, "unsigned", "yes"), "columns[3] ('d').dataType.unsigned", "expected a boolean, got string",
+     "d", b'"yes"', 0),
+    (_set_type(1, "elements", ["a", 7777]), "columns[1] ('ti').dataType.elements[1]",
+     "expected a string, got integer", "ti", b"7777", 0),
+    (_set_type(1, "elements", "a,b"), "columns[1] ('ti').dataType.elements", "expected an array, got string",
+     "ti", b'"a,b"', 0),
+    (_set_column(2, "nullable", 1), "columns[2] ('ts').nullable", "expected a boolean, got integer", "ts",
+     b'"nullable": 1', len('"nullable": ')),
+    (_set_column(2, "name", None), "columns[2].name", "expected a string, got null", None,
+     b'{"name": null', len('{"name": ')),
+    (_set_column(3, "name", "ti"), "columns", "column 'ti' appears twice", "ti",
+     b'"ti", "dataType": {"mysqlType": "date"', 0),
+    (_set_column(1, "dataType", [1]), "columns[1] ('ti').dataType", "expected an object, got array", "ti",
+     b"[1]", 0),
+    (_set_index("columns", [5]), "indexes[0].columns[0]", "expected a string, got integer", None,
+     b'"columns": [5]', len('"columns": [')),
+    (_set_index("unique", "y"), "indexes[0].unique", "expected a boolean, got string", None, b'"y"', 0),
+    (_set_schema("columns", {"a": 1}), "columns", "expected an array, got object", None, b'{"a": 1}', 0),
+    (_set_schema("tableID", "10"), "tableID", "expected an integer, got string", None, b'"10"', 0),
+    (_set_schema("table", 7), "table", "expected a string, got integer", None, b'"table": 7', len('"table": ')),
+    # a member left out: at the object that lacks it
+    (_drop(3, "name"), "columns[3].name", "expected a string, got null", None,
+     b'{"dataType": {"mysqlType": "date"', 0),
+    (_drop(1, "dataType"), "columns[1] ('ti').dataType", "expected an object, got null", "ti",
+     b'{"name": "ti"', 0),
+    (_drop(0, "dataType", "mysqlType"), "columns[0] ('id').dataType.mysqlType", "expected a string, got null",
+     "id", b'{"charset": "binary", "collate": "binary", "length": 11}', 0),
+    (_set_schema("schema", _DROP), "schema", "expected a string, got null", None,
+     b'"tableSchema": {', len('"tableSchema": ')),
+], ids=["mysqlType-unsupported", "length-string", "decimal-beyond-int64", "unsigned-string", "element-integer",
+        "elements-string", "nullable-integer", "name-null", "name-twice", "dataType-array",
+        "index-column-integer", "index-unique-string", "columns-object", "tableID-string", "table-integer",
+        "name-left-out", "dataType-left-out", "mysqlType-left-out", "schema-left-out"])
+def test_simple_invalid_table_schema_names_the_value_at_fault(impl, change, field, problem, column, token, skip):
+    doc = _schema_doc()
+    change(doc["tableSchema"])
+    value = _spaced(doc)
+    assert _simple_error(impl, [value]) == (0, f"invalid TableSchema: tableSchema.{field}: {problem}", "value",
+                                            _unique_at(value, token, skip), column)
+
+
+def test_simple_invalid_table_schema_names_the_last_copy_of_a_repeated_member(impl):
+    value = _spaced(_schema_doc()).replace(b'"mysqlType": "tinyint"', b'"mysqlType": "x", "mysqlType": "nope"')
+    assert _simple_error(impl, [value]) == (
+        0, "invalid TableSchema: tableSchema.columns[1] ('ti').dataType.mysqlType: unsupported mysqlType 'nope'",
+        "value", _unique_at(value, b'"nope"'), "ti")
+
+
+@pytest.mark.parametrize("where", ["tableSchema", "preTableSchema"])
+def test_simple_invalid_table_schema_of_a_ddl_names_the_value_in_that_schema(impl, where):
+    doc = _schema_doc("DDL")
+    _set_type(2, "mysqlType", "nope")(doc[where])
+    value = _spaced(doc)
+    assert _simple_error(impl, [value]) == (
+        0, f"invalid TableSchema: {where}.columns[2] ('ts').dataType.mysqlType: unsupported mysqlType 'nope'",
+        "value", _unique_at(value, b'"nope"'), "ts")
+
+
+@pytest.mark.parametrize("where", ["tableSchema", "preTableSchema"])
+def test_simple_ddl_table_schema_that_is_not_an_object_names_it(impl, where):
+    doc = _schema_doc("DDL")
+    doc[where] = [1]
+    value = _spaced(doc)
+    assert _simple_error(impl, [value]) == (0, f"invalid TableSchema: {where}: expected an object, got array",
+                                            "value", _value_in(value, where), None)
+
+
+# Avro: the schema types every field, so what the check can find at fault is an unsupported
+# mysqlType and a column name that appears twice; at the string's length, as for any Avro text
+def _patched(value: bytes, old: bytes, new: bytes, last: bool) -> tuple[bytes, int]:
+    """``value`` with the first (or ``last``) copy of ``old`` replaced by ``new``, and where it was."""
+    at = value.rindex(old) if last else value.index(old)
+    return value[:at] + new + value[at + len(old):], at
+
+
+@pytest.mark.parametrize("kind, where, fault", [
+    ("BOOTSTRAP", "tableSchema", "mysqlType"), ("BOOTSTRAP", "tableSchema", "name"),
+    ("DDL", "tableSchema", "mysqlType"), ("DDL", "preTableSchema", "mysqlType"),
+    ("DDL", "tableSchema", "name"), ("DDL", "preTableSchema", "name"),
+])
+def test_simple_avro_invalid_table_schema_names_the_value_at_fault(impl, kind, where, fault):
+    enc = SimpleEncoder("avro")
+    event = SimpleBootstrap(TABLE) if kind == "BOOTSTRAP" else SimpleDDL("ALTER", "ALTER TABLE t", make_tso(T0),
+                                                                         TABLE, TABLE)
+    # the reader takes tableSchema first, then preTableSchema: the last copy is preTableSchema's
+    last = where == "preTableSchema"
+    if fault == "mysqlType":
+        value, at = _patched(enc.encode_value(event), b"\x08date", b"\x08dute", last)
+        reason = f"{where}.columns[3] ('d').dataType.mysqlType: unsupported mysqlType 'dute'"
+        column = "d"
+    else:       # the fourth column renamed after the second: the second copy is at fault
+        value, at = _patched(enc.encode_value(event), b"\x02d\x08date", b"\x04ti\x08date", last)
+        reason = f"{where}.columns: column 'ti' appears twice"
+        column = "ti"
+    assert _simple_avro_error(impl, [value]) == (0, f"invalid TableSchema: {reason}", "value", at, column)

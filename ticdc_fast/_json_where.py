@@ -68,14 +68,37 @@ def members(doc: bytes, p: int) -> list[tuple[str, int, int]]:
         p = skip_ws(doc, p + 1)
 
 
+def elements(doc: bytes, p: int) -> list[int]:
+    """Offset of every element of the array at ``p`` (whitespace before it allowed)."""
+    p = skip_ws(doc, skip_ws(doc, p) + 1)
+    out = []
+    if doc[p] == 0x5D:
+        return out
+    while True:
+        out.append(p)
+        p = skip_ws(doc, _skip_value(doc, p))
+        if doc[p] == 0x5D:
+            return out
+        p = skip_ws(doc, p + 1)
+
+
 def locate(doc: bytes, path, name: bool = False, start: int = 0, first: bool = False) -> int | None:
-    """Offset in ``doc`` of the value at ``path`` (member names, the last copy of each), or of
-    the last member name of the path when ``name``; None when the path is not there.  ``first``:
-    the first copy of the path's last member (where a reader that stops at it fails)."""
+    """Offset in ``doc`` of the value at ``path`` (member names, the last copy of each, and
+    array indexes: ``("columns", 3, "name")``), or of the last member name of the path when
+    ``name``; None when the path is not there.  ``first``: the first copy of the path's last
+    member (where a reader that stops at it fails)."""
     try:
         p = skip_ws(doc, start)
         at = p
         for depth, key in enumerate(path):
+            if type(key) is int:
+                if p >= len(doc) or doc[p] != 0x5B:
+                    return None
+                items = elements(doc, p)
+                if not 0 <= key < len(items):
+                    return None
+                at = p = items[key]
+                continue
             if p >= len(doc) or doc[p] != 0x7B:
                 return None
             hit = None

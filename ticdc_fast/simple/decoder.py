@@ -32,7 +32,7 @@ from ..values import ValueProblem
 from .hold import Held as _Held
 from .hold import HoldQueue
 from .._json_where import locate, path_at
-from .messages import Msg, canonical_json, field_at, parse_message
+from .messages import Msg, canonical_json, field_at, nearest_at, parse_message
 from .reference import ReferenceRows
 from .routing import SimpleRouter
 from .schema import TableSchema, TableSchemaError, arrow_schema, table_schema_from_dict
@@ -695,8 +695,9 @@ class SimpleDecoder:
                     ts = table_schema_from_dict(obj)
                 except TableSchemaError as exc:
                     where = field if exc.field == "tableSchema" else f"{field}.{exc.field}"
-                    raise DecodeError(f"invalid TableSchema: {where}: {exc.problem}", msg, 0, exc.column,
-                                      part="value") from None
+                    # at the value at fault; a member left out, at the object that lacks it
+                    raise DecodeError(f"invalid TableSchema: {where}: {exc.problem}", msg,
+                                      nearest_at(m, (field,) + exc.path), exc.column, part="value") from None
                 if field == "tableSchema":
                     self._check_schema_change(m, announced[-1] if announced else None, ts, msg)
                 self._store_schema(ts)

@@ -48,6 +48,18 @@ def field_at(m: Msg, path) -> int:
     return 0 if found is None else found
 
 
+def nearest_at(m: Msg, path) -> int:
+    """``field_at`` of ``path``, or where the message does not have it (a member left out), of
+    the nearest enclosing value it has; 0 when it has none of them."""
+    path = tuple(path)
+    while path:
+        at = field_at(m, path[0] if len(path) == 1 else path)
+        if at:
+            return at
+        path = path[:-1]
+    return 0
+
+
 def _need_member(cond, reason, i, m: Msg, path):
     """``_need`` for a JSON envelope member: the error names the offset of its value."""
     if not cond:
@@ -233,9 +245,22 @@ def _data_type(r: Reader) -> dict:
             "unsigned": _optional(r, Reader.boolean), "zerofill": _optional(r, Reader.boolean)}
 
 
-def _column_schema(r: Reader) -> dict:
-    return {"name": _text(r), "dataType": _data_type(r), "nullable": r.boolean(),
-            "default": _optional(r, _text)}
+def _column_schemas(r: Reader, field_at: dict, name: str) -> list:
+    """A TableSchema's columns, the offsets of each column record, its name and its mysqlType
+    (what the TableSchema check can find at fault in an Avro message: an unsupported type, a
+    name that appears twice) kept in ``field_at`` under ``(name, "columns", k, ...)``."""
+    out = []
+    while True:
+        count = r.block_count()
+        if count == 0:
+            return out
+        for _ in range(count):
+            at = (name, "columns", len(out))
+            field_at[at] = field_at[at + ("name",)] = r.pos
+            column = _text(r)
+            field_at[at + ("dataType",)] = field_at[at + ("dataType", "mysqlType")] = r.pos
+            out.append({"name": column, "dataType": _data_type(r), "nullable": r.boolean(),
+                        "default": _optional(r, _text)})
 
 
 def _index_schema(r: Reader) -> dict:
@@ -244,13 +269,15 @@ def _index_schema(r: Reader) -> dict:
 
 
 def _table_schema(r: Reader, field_at: dict, name: str) -> dict:
-    """A TableSchema record, the offsets of its tableID and version kept in ``field_at`` under
-    ``(name, "tableID")``, ``(name, "version")``."""
+    """A TableSchema record (``name``: tableSchema or preTableSchema), the offsets of the values
+    its errors name kept in ``field_at``: the record under ``name``, its tableID and version
+    under ``(name, "tableID")``, ``(name, "version")``, its columns as ``_column_schemas``."""
+    field_at[name] = r.pos
     database, table = _text(r), _text(r)
     table_id = _long_at(r, field_at, (name, "tableID")) & _MASK64
     version = _long_at(r, field_at, (name, "version")) & _MASK64
     return {"database": database, "table": table, "tableID": table_id, "version": version,
-            "columns": _array(r, _column_schema), "indexes": _array(r, _index_schema)}
+            "columns": _column_schemas(r, field_at, name), "indexes": _array(r, _index_schema)}
 
 
 class _ColumnProblem(Exception):

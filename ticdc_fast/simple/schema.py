@@ -65,12 +65,29 @@ class TableSchema:
 
 
 class TableSchemaError(ValueError):
-    """A TableSchema field has the wrong JSON type or an out-of-range value; ``field`` is its path
-    (``columns[2].dataType.elements[0]``) and ``column`` the column it belongs to, if any."""
+    """A TableSchema field has the wrong JSON type or an out-of-range value.  ``path`` is where
+    the value at fault is in the TableSchema object: member names and array indexes
+    (``("columns", 2, "dataType", "elements", 0)``; ``()``: the object itself), a member that is
+    not there included; ``field`` the same path as the error words it
+    (``columns[2] ('a').dataType.elements[0]``); ``column`` the column it belongs to, if any."""
 
-    def __init__(self, field: str, problem: str, column: str | None = None):
-        self.field, self.problem, self.column = field, problem, column
-        super().__init__(f"{field}: {problem}")
+    def __init__(self, path, problem: str, column: str | None = None, *, field: str | None = None):
+        self.path, self.problem, self.column = tuple(path), problem, column
+        self.field = _field_text(self.path, column) if field is None else field
+        super().__init__(f"{self.field}: {problem}")
+
+
+def _field_text(path: tuple, column: str | None) -> str:
+    """``("columns", 2, "dataType", "length")`` of column 'a' as ``columns[2] ('a').dataType.length``;
+    ``()`` as ``tableSchema``."""
+    if not path:
+        return "tableSchema"
+    out = []
+    for depth, key in enumerate(path):
+        out.append(f"[{key}]" if type(key) is int else ("." if out else "") + key)
+        if depth == 1 and path[0] == "columns" and len(path) > 2 and column is not None:
+            out.append(f" ({column!r})")
+    return "".join(out)
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -87,72 +104,72 @@ def _kind(v) -> str:
                                      int: "integer", float: "number"}.get(type(v), type(v).__name__)
 
 
-def _text(v, field, column=None, *, optional=False) -> str | None:
+def _text(v, path, column=None, *, optional=False) -> str | None:
     if v is None and optional:
         return None
     if type(v) is not str:
-        raise TableSchemaError(field, f"expected a string, got {_kind(v)}", column)
+        raise TableSchemaError(path, f"expected a string, got {_kind(v)}", column)
     try:
         v.encode("utf-8")
     except UnicodeEncodeError:
-        raise TableSchemaError(field, "string is not valid Unicode (lone surrogate)", column) from None
+        raise TableSchemaError(path, "string is not valid Unicode (lone surrogate)", column) from None
     return v
 
 
-def _integer(v, field, bounds, column=None, *, optional=True) -> int | None:
+def _integer(v, path, bounds, column=None, *, optional=True) -> int | None:
     if v is None and optional:
         return None
     if type(v) is not int:
-        raise TableSchemaError(field, f"expected an integer, got {_kind(v)}", column)
+        raise TableSchemaError(path, f"expected an integer, got {_kind(v)}", column)
     if not bounds[0] <= v <= bounds[1]:
-        raise TableSchemaError(field, f"{v} out of range [{bounds[0]}, {bounds[1]}]", column)
+        raise TableSchemaError(path, f"{v} out of range [{bounds[0]}, {bounds[1]}]", column)
     return v
 
 
-def _flag(v, field, column=None) -> bool:
+def _flag(v, path, column=None) -> bool:
     if v is None:
         return False
     if type(v) is not bool:
-        raise TableSchemaError(field, f"expected a boolean, got {_kind(v)}", column)
+        raise TableSchemaError(path, f"expected a boolean, got {_kind(v)}", column)
     return v
 
 
-def _array(v, field, column=None) -> list:
+def _array(v, path, column=None) -> list:
     if v is None:
         return []
     if type(v) is not list:
-        raise TableSchemaError(field, f"expected an array, got {_kind(v)}", column)
+        raise TableSchemaError(path, f"expected an array, got {_kind(v)}", column)
     return v
 
 
-def _object(v, field, column=None) -> dict:
+def _object(v, path, column=None) -> dict:
     if type(v) is not dict:
-        raise TableSchemaError(field, f"expected an object, got {_kind(v)}", column)
+        raise TableSchemaError(path, f"expected an object, got {_kind(v)}", column)
     return v
 
 
-def _column(d, at: str) -> SimpleColumn:
+def _column(d, at: tuple) -> SimpleColumn:
     d = _object(d, at)
-    name = _text(d.get("name"), at + ".name")
-    at = f"{at} ({name!r})"
-    dt = _object(d.get("dataType"), at + ".dataType", name)
-    mysql_type = _text(dt.get("mysqlType"), at + ".dataType.mysqlType", name).lower()
-    charset = _text(dt.get("charset"), at + ".dataType.charset", name, optional=True) or ""
-    _text(dt.get("collate"), at + ".dataType.collate", name, optional=True)
-    length = _integer(dt.get("length"), at + ".dataType.length", _INT64, name)
-    decimal = _integer(dt.get("decimal"), at + ".dataType.decimal", _INT64, name)
-    unsigned = _flag(dt.get("unsigned"), at + ".dataType.unsigned", name)
-    _flag(dt.get("zerofill"), at + ".dataType.zerofill", name)
+    name = _text(d.get("name"), at + ("name",))
+    at_type = at + ("dataType",)
+    dt = _object(d.get("dataType"), at_type, name)
+    mysql_type = _text(dt.get("mysqlType"), at_type + ("mysqlType",), name).lower()
+    charset = _text(dt.get("charset"), at_type + ("charset",), name, optional=True) or ""
+    _text(dt.get("collate"), at_type + ("collate",), name, optional=True)
+    length = _integer(dt.get("length"), at_type + ("length",), _INT64, name)
+    decimal = _integer(dt.get("decimal"), at_type + ("decimal",), _INT64, name)
+    unsigned = _flag(dt.get("unsigned"), at_type + ("unsigned",), name)
+    _flag(dt.get("zerofill"), at_type + ("zerofill",), name)
     nullable = d.get("nullable", True)
-    nullable = True if nullable is None else _flag(nullable, at + ".nullable", name)
-    elements = tuple(_text(e, f"{at}.dataType.elements[{k}]", name)
-                     for k, e in enumerate(_array(dt.get("elements"), at + ".dataType.elements", name)))
+    nullable = True if nullable is None else _flag(nullable, at + ("nullable",), name)
+    elements = tuple(_text(e, at_type + ("elements", k), name)
+                     for k, e in enumerate(_array(dt.get("elements"), at_type + ("elements",), name)))
     if mysql_type.startswith("vector"):
         code = C.T_VECTOR
     else:
         code = _TYPE_CODES.get(mysql_type)
     if code is None:
-        raise TableSchemaError(at + ".dataType.mysqlType", f"unsupported mysqlType {mysql_type!r}", name)
+        raise TableSchemaError(at_type + ("mysqlType",), f"unsupported mysqlType {mysql_type!r}", name)
     flags = C.FLAG_UNSIGNED if unsigned else 0
     if mysql_type in _STRING_TYPES and (charset == "binary" or code == C.T_BLOB):
         code, flags = C.T_BLOB, flags | C.FLAG_BINARY   # binary values travel as base64 / Avro bytes
@@ -161,55 +178,58 @@ def _column(d, at: str) -> SimpleColumn:
         elements=elements or None, decimal=decimal, length=length, type_code=code, flags=flags)
 
 
-def _index(d, at: str) -> dict:
+def _index(d, at: tuple) -> dict:
     d = _object(d, at)
-    _text(d.get("name"), at + ".name", optional=True)
+    _text(d.get("name"), at + ("name",), optional=True)
     for flag in ("unique", "primary", "nullable"):
-        _flag(d.get(flag), f"{at}.{flag}")
-    for k, c in enumerate(_array(d.get("columns"), at + ".columns")):
-        _text(c, f"{at}.columns[{k}]")
+        _flag(d.get(flag), at + (flag,))
+    for k, c in enumerate(_array(d.get("columns"), at + ("columns",))):
+        _text(c, at + ("columns", k))
     return d
 
 
 def table_schema_from_dict(d: dict) -> TableSchema:
     """From the JSON (``schema`` key) or Avro (``database`` key) TableSchema object.  Every field
     is checked for its type and range (``TableSchemaError``, a ValueError, names the field)."""
-    d = _object(d, "tableSchema")
+    d = _object(d, ())
     if "schema" in d or "database" not in d:
-        database = _text(d.get("schema"), "schema")
+        database = _text(d.get("schema"), ("schema",))
     else:
-        database = _text(d.get("database"), "database")
-    table = _text(d.get("table"), "table")
-    table_id = _integer(d.get("tableID"), "tableID", _TABLE_ID_RANGE) or 0
-    version = _integer(d.get("version"), "version", _UINT64) or 0
-    cols = tuple(_column(c, f"columns[{k}]") for k, c in enumerate(_array(d.get("columns"), "columns")))
+        database = _text(d.get("database"), ("database",))
+    table = _text(d.get("table"), ("table",))
+    table_id = _integer(d.get("tableID"), ("tableID",), _TABLE_ID_RANGE) or 0
+    version = _integer(d.get("version"), ("version",), _UINT64) or 0
+    cols = tuple(_column(c, ("columns", k)) for k, c in enumerate(_array(d.get("columns"), ("columns",))))
     seen = set()
-    for c in cols:
+    for k, c in enumerate(cols):
         if c.name in seen:
-            raise TableSchemaError("columns", f"column {c.name!r} appears twice", c.name)
+            # the second copy's name is the value at fault
+            raise TableSchemaError(("columns", k, "name"), f"column {c.name!r} appears twice", c.name,
+                                   field="columns")
         seen.add(c.name)
-    indexes = tuple(_index(x, f"indexes[{k}]") for k, x in enumerate(_array(d.get("indexes"), "indexes")))
+    indexes = tuple(_index(x, ("indexes", k)) for k, x in enumerate(_array(d.get("indexes"), ("indexes",))))
     norm = dict(d)
     if "database" in norm and "schema" not in norm:
         norm = {"schema": norm.pop("database"), **norm}
     try:
         text = orjson.dumps(norm).decode()
     except TypeError as exc:   # e.g. a column default beyond 64-bit integers (stdlib-parsed JSON)
-        raise TableSchemaError("tableSchema", f"cannot be represented as JSON: {exc}") from None
+        raise TableSchemaError((), f"cannot be represented as JSON: {exc}") from None
     return TableSchema(database, table, table_id, version, cols, indexes, text)
 
 
 def arrow_schema(ts: TableSchema, *, spark: bool = False) -> pa.Schema:
     """Default Arrow schema of a table (ENUM/SET as their names: string), or its Spark variant."""
     fields = []
-    for c in ts.columns:
+    for k, c in enumerate(ts.columns):
         if c.type_code in (C.T_ENUM, C.T_SET):
             t = pa.string()
         elif c.type_code == C.T_NEWDECIMAL and c.length and c.length > 0:
             scale = c.decimal or 0
             if not (c.length <= 76 and 0 <= scale <= c.length):
-                raise TableSchemaError(f"column {c.name!r}", f"DECIMAL({c.length},{scale}) has no Arrow type",
-                                       c.name)
+                raise TableSchemaError(("columns", k, "dataType", "length"),
+                                       f"DECIMAL({c.length},{scale}) has no Arrow type", c.name,
+                                       field=f"column {c.name!r}")
             t = pa.decimal128(c.length, scale) if c.length <= 38 else pa.decimal256(c.length, scale)
         else:
             t = default_arrow_type(c.type_code, c.flags)
