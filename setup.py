@@ -5,11 +5,20 @@ requirements).  Before it runs, ``scripts/gen_constants.py`` writes ``src_cython
 from ``ticdc_fast/_constants.py``, so the core and the pure-Python twin share one set of codes.  ``TICDC_FAST_DEBUG=1`` builds with annotation and bounds assertions.
 ``TICDC_FAST_SANITIZE=1`` builds with AddressSanitizer and UndefinedBehaviorSanitizer (for the
 fuzzer; run it with ``scripts/sanitize.sh``, which preloads the sanitizer runtimes).
+``TICDC_FAST_PGO=1`` builds profile-guided (gcc): an instrumented core decodes the realistic
+streams of every protocol (``scripts/pgo_train.py``), then the core is built again from that
+profile.  The training runs ``TICDC_FAST_PGO_PYTHON`` (default: this Python), which needs the
+runtime dependencies: build with ``--no-build-isolation`` from an environment that has them.
 """
 import os
 import runpy
+import shutil
+import subprocess
+import sys
+import tempfile
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("TICDC_FAST_DEBUG", "") not in ("", "0")
 SANITIZE = os.environ.get("TICDC_FAST_SANITIZE", "") not in ("", "0")
@@ -32,6 +41,44 @@ def _compile_args():
     if SANITIZE:
         return SANITIZE_FLAGS
     return ["-O0", "-g"] if DEBUG else ["-O3", *INLINE_FLAGS]
+
+
+PGO = os.environ.get("TICDC_FAST_PGO", "") not in ("", "0") and not (DEBUG or SANITIZE)
+
+
+class build_ext_pgo(build_ext):
+    """build_ext, twice when TICDC_FAST_PGO is set: instrumented, trained, then from the profile.
+    A training run that fails stops the build (a silently unprofiled core would be the slow one)."""
+
+    def run(self):
+        if not PGO:
+            return super().run()
+        profile_dir = tempfile.mkdtemp(prefix="ticdc_fast-pgo-")
+        try:
+            self._build_with([f"-fprofile-generate={profile_dir}", "-fprofile-update=single"])
+            root = os.path.dirname(os.path.dirname(self.get_ext_fullpath("ticdc_fast._core")))
+            here = os.path.dirname(os.path.abspath(__file__))
+            python = os.environ.get("TICDC_FAST_PGO_PYTHON", sys.executable)
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, here]))
+            subprocess.run([python, os.path.join(here, "scripts", "pgo_train.py"), root], check=True, env=env,
+                           cwd=profile_dir)
+            if not any(name.endswith(".gcda") for _, _, names in os.walk(profile_dir) for name in names):
+                raise RuntimeError(f"TICDC_FAST_PGO: the training run left no profile in {profile_dir}")
+            # -fprofile-partial-training: what the run never reached is still optimized for speed
+            self._build_with([f"-fprofile-use={profile_dir}", "-fprofile-partial-training",
+                              "-Wno-missing-profile"])
+        finally:
+            shutil.rmtree(profile_dir, ignore_errors=True)
+
+    def _build_with(self, flags):
+        if not hasattr(self, "_compiler_choice"):
+            self._compiler_choice = self.compiler    # run() replaces the name by the compiler object
+        self.compiler = self._compiler_choice
+        for ext in self.extensions:
+            ext.extra_compile_args = _compile_args() + flags
+            ext.extra_link_args = list(flags)
+        self.force = True
+        super().run()
 
 
 def generate_constants():
@@ -66,4 +113,4 @@ def extensions():
     )
 
 
-setup(ext_modules=extensions())
+setup(ext_modules=extensions(), cmdclass={"build_ext": build_ext_pgo})

@@ -155,24 +155,8 @@ def build_simple(mix: str, encoding: str, changes: list | None = None) -> dict:
 
 def avro_typed_schema(schemas: dict) -> pa.Schema:
     """The default Arrow schema of the (one) table, from its Avro value writer schema."""
-    from ticdc_fast.arrow_types import default_arrow_type
-    from ticdc_fast.avro import compile_writer_schema
-    from ticdc_fast.avro.schema import EXTENSIONS
-    ws = max((compile_writer_schema(i, t) for i, t in schemas.items()),   # the value schema
-             key=lambda w: len(w.fields))
-    fields = []
-    for f in ws.fields:
-        if f.name in EXTENSIONS:
-            continue
-        t = default_arrow_type(f.type_code, f.flags, f.scale)
-        if f.type_code == C.T_NEWDECIMAL:
-            dec = next((b.decimal for b in f.branches if b.decimal is not None), None)
-            if dec is not None and dec[0]:
-                t = pa.decimal128(*dec) if dec[0] <= 38 else pa.decimal256(*dec)
-            else:
-                t = pa.string()
-        fields.append(pa.field(f.name, t))
-    return pa.schema(fields)
+    from ticdc_fast.testing import avro_table_schema
+    return avro_table_schema(schemas)
 
 
 def build_avro(mix: str, changes: list | None = None) -> dict:

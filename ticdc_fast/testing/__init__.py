@@ -18,7 +18,8 @@ from .simple_encoder import (SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML
                              simple_changefeed)
 from .simple_encoder import claim_check_file as simple_claim_check_file
 from .registry import LocalSchemaRegistry
-from .realistic import REALISTIC_TABLES, RealisticStream, interleaved_changes, mix_columns, realistic_stream
+from .realistic import (REALISTIC_TABLES, RealisticStream, avro_table_schema, interleaved_changes, mix_columns,
+                        realistic_stream)
 from .avro_encoder import (AVRO_ORDERS_COLUMNS, AvroColumn, AvroEncoder, AvroRegistryError,
                            avro_decimal_bytes, many_schema_ids_stream, realistic_avro_changefeed, sanitize_name,
                            sanitize_topic)
@@ -31,4 +32,5 @@ __all__ = ["Col", "RowChange", "DDL", "Resolved", "OpenEncoder", "realistic_chan
            "LocalSchemaRegistry", "AvroColumn", "AvroEncoder", "AvroRegistryError",
            "realistic_avro_changefeed", "AVRO_ORDERS_COLUMNS", "avro_decimal_bytes", "many_schema_ids_stream",
            "sanitize_name", "sanitize_topic",
-           "realistic_stream", "RealisticStream", "REALISTIC_TABLES", "interleaved_changes", "mix_columns"]
+           "realistic_stream", "RealisticStream", "REALISTIC_TABLES", "interleaved_changes", "mix_columns",
+           "avro_table_schema"]

@@ -480,3 +480,29 @@ def realistic_stream(protocol: str, n_rows: int = 10_000, seed: int = 0, *, sche
     msgs = enc.encode(events)
     return RealisticStream(protocol, msgs, qualified, rows,
                            bootstraps=[v for _, v in msgs[:len(stables)]])
+
+
+def avro_table_schema(schemas: dict):
+    """The default Arrow schema of one table from its Avro writer schemas (``{schema id: text}``,
+    key and value: the value schema is the one with more fields), as a typed ``AvroDecoder``
+    wants it: DECIMAL at its declared precision (decimal256 above 38), string when TiCDC sends
+    none."""
+    import pyarrow as pa
+
+    from ..arrow_types import default_arrow_type
+    from ..avro import compile_writer_schema
+    from ..avro.schema import EXTENSIONS
+    ws = max((compile_writer_schema(i, t) for i, t in schemas.items()), key=lambda w: len(w.fields))
+    fields = []
+    for f in ws.fields:
+        if f.name in EXTENSIONS:
+            continue
+        t = default_arrow_type(f.type_code, f.flags, f.scale)
+        if f.type_code == C.T_NEWDECIMAL:
+            dec = next((b.decimal for b in f.branches if b.decimal is not None), None)
+            if dec is not None and dec[0]:
+                t = pa.decimal128(*dec) if dec[0] <= 38 else pa.decimal256(*dec)
+            else:
+                t = pa.string()
+        fields.append(pa.field(f.name, t))
+    return pa.schema(fields)
