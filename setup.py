@@ -56,7 +56,7 @@ class build_ext_pgo(build_ext):
         profile_dir = tempfile.mkdtemp(prefix="ticdc_fast-pgo-")
         try:
             self._build_with([f"-fprofile-generate={profile_dir}", "-fprofile-update=single"])
-            root = os.path.dirname(os.path.dirname(self.get_ext_fullpath("ticdc_fast._core")))
+            root = os.path.abspath(os.path.dirname(os.path.dirname(self.get_ext_fullpath("ticdc_fast._core"))))
             here = os.path.dirname(os.path.abspath(__file__))
             python = os.environ.get("TICDC_FAST_PGO_PYTHON", sys.executable)
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, here]))
