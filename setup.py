@@ -5,7 +5,7 @@ requirements).  Before it runs, ``scripts/gen_constants.py`` writes ``src_cython
 from ``ticdc_fast/_constants.py``, so the core and the pure-Python twin share one set of codes.  ``TICDC_FAST_DEBUG=1`` builds with annotation and bounds assertions.
 ``TICDC_FAST_SANITIZE=1`` builds with AddressSanitizer and UndefinedBehaviorSanitizer (for the
 fuzzer; run it with ``scripts/sanitize.sh``, which preloads the sanitizer runtimes).
-``TICDC_FAST_PGO=1`` builds profile-guided (gcc): an instrumented core decodes the realistic
+``TICDC_FAST_PGO=1`` builds profile-guided (gcc only): an instrumented core decodes the realistic
 streams of every protocol (``scripts/pgo_train.py``), then the core is built again from that
 profile.  The training runs ``TICDC_FAST_PGO_PYTHON`` (default: this Python), which needs the
 runtime dependencies: build with ``--no-build-isolation`` from an environment that has them.
@@ -15,6 +15,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 
 from setuptools import Extension, setup
@@ -58,6 +59,9 @@ class build_ext_pgo(build_ext):
     def run(self):
         if not PGO:
             return super().run()
+        if "clang" in (sysconfig.get_config_var("CC") or "") or "clang" in os.environ.get("CC", ""):
+            raise RuntimeError("TICDC_FAST_PGO: the profile-guided build is written for gcc (clang's profiles "
+                               "need llvm-profdata); build without TICDC_FAST_PGO")
         profile_dir = tempfile.mkdtemp(prefix="ticdc_fast-pgo-")
         try:
             self._build_with([f"-fprofile-generate={profile_dir}", "-fprofile-update=single"])
@@ -65,8 +69,14 @@ class build_ext_pgo(build_ext):
             here = os.path.dirname(os.path.abspath(__file__))
             python = os.environ.get("TICDC_FAST_PGO_PYTHON", sys.executable)
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, here]))
-            subprocess.run([python, os.path.join(here, "scripts", "pgo_train.py"), root], check=True, env=env,
-                           cwd=profile_dir)
+            try:
+                subprocess.run([python, os.path.join(here, "scripts", "pgo_train.py"), root], check=True, env=env,
+                               cwd=profile_dir)
+            except subprocess.CalledProcessError:
+                raise RuntimeError(
+                    "TICDC_FAST_PGO: the training run failed (its output is above). It needs the package's "
+                    "dependencies: build with --no-build-isolation from an environment that has them, or name "
+                    "a Python that has them in TICDC_FAST_PGO_PYTHON") from None
             if not any(name.endswith(".gcda") for _, _, names in os.walk(profile_dir) for name in names):
                 raise RuntimeError(f"TICDC_FAST_PGO: the training run left no profile in {profile_dir}")
             self._build_with([f"-fprofile-use={profile_dir}", "-Wno-missing-profile", *PGO_INLINE_FLAGS])
