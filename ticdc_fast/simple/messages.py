@@ -4,6 +4,7 @@ control messages (BOOTSTRAP, DDL, WATERMARK) and held rows."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import math
 import os
@@ -249,18 +250,17 @@ def _column_schemas(r: Reader, field_at: dict, name: str) -> list:
     """A TableSchema's columns, the offsets of each column record, its name and its mysqlType
     (what the TableSchema check can find at fault in an Avro message: an unsupported type, a
     name that appears twice) kept in ``field_at`` under ``(name, "columns", k, ...)``."""
-    out = []
-    while True:
-        count = r.block_count()
-        if count == 0:
-            return out
-        for _ in range(count):
-            at = (name, "columns", len(out))
-            field_at[at] = field_at[at + ("name",)] = r.pos
-            column = _text(r)
-            field_at[at + ("dataType",)] = field_at[at + ("dataType", "mysqlType")] = r.pos
-            out.append({"name": column, "dataType": _data_type(r), "nullable": r.boolean(),
-                        "default": _optional(r, _text)})
+    index = itertools.count()
+
+    def column(r: Reader) -> dict:
+        at = (name, "columns", next(index))
+        field_at[at] = field_at[at + ("name",)] = r.pos
+        column_name = _text(r)
+        field_at[at + ("dataType",)] = field_at[at + ("dataType", "mysqlType")] = r.pos
+        return {"name": column_name, "dataType": _data_type(r), "nullable": r.boolean(),
+                "default": _optional(r, _text)}
+
+    return _array(r, column)
 
 
 def _index_schema(r: Reader) -> dict:
