@@ -63,8 +63,9 @@ cdef void _utf8_row_init() noexcept:
 _utf8_row_init()
 
 
-# Where the CPU has AVX2 (checked once at import), text of 32 bytes or more is validated 32 bytes
-# per step; elsewhere, and for shorter text, the DFA below does it.
+# Where the CPU has AVX2 (checked once at import), non-ASCII text of 16 bytes or more is validated
+# 32 bytes per step (from its first non-ASCII byte: ASCII runs are skipped 32 bytes at a time
+# either way); elsewhere, and for shorter text, the DFA below does it.
 cdef extern from *:
     """
     /* Strict UTF-8 validation 32 bytes at a time (AVX2), after the classification of Keiser and
