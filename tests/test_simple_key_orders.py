@@ -125,3 +125,28 @@ def test_duplicate_envelope_key_last_wins_in_both(impl):
     got = ticdc_fast.SimpleDecoder("json", implementation=impl).decode(None, values)
     want = ticdc_fast.SimpleDecoder("json", implementation="python").decode(None, base)
     assert got.to_pylist() == want.to_pylist()
+
+
+@pytest.mark.parametrize("location,value,want", [
+    ("UTC", "2024-05-01 23:59:59", "2024-05-01 23:59:59Z"),
+    ("UTC", "2024-05-01 00:00:00.5", "2024-05-01 00:00:00.5Z"),
+    ("UTC", "2024-02-29 12:34:56.000100", "2024-02-29 12:34:56.000100Z"),
+    ("Europe/London", "2024-01-15 08:00:00.125", "2024-01-15 08:00:00.125Z"),     # GMT: offset zero
+    ("Europe/London", "2024-07-15 08:00:00.125", "2024-07-15 07:00:00.125Z"),     # BST: one hour
+    ("Asia/Shanghai", "2024-05-01 00:00:00.020", "2024-04-30 16:00:00.020Z"),
+    ("UTC", "9999-12-31 23:59:59.999999", "9999-12-31 23:59:59.999999Z"),
+    ("UTC", "0001-01-01 00:00:00", "0001-01-01 00:00:00Z"),
+])
+def test_timestamp_text_in_utc(impl, location, value, want):
+    """Generic TIMESTAMP text is the UTC instant; at an offset of zero it is the wall-clock text
+    as sent (the core copies it), at any other offset it is computed."""
+    base = _base_messages()
+    doc = json.loads(base[1])
+    doc["data"]["updated_at"] = {"location": location, "value": value}
+    values = [base[0], json.dumps(doc, separators=(",", ":")).encode()]
+    rows = {}
+    for which in (impl, "python"):
+        out = ticdc_fast.SimpleDecoder("json", implementation=which).decode(None, values)
+        rows[which] = dict(out.column("after").to_pylist()[1])
+    assert rows[impl] == rows["python"]
+    assert rows[impl]["updated_at"] == want

@@ -1474,6 +1474,12 @@ cdef class SimplePlan:
         if self.core.zone_n[z] < 0:
             return self.core._unknown_zone(z, e, err)
         utc = wall - zone_offset(self.core.zone_bounds[z], self.core.zone_offsets[z], self.core.zone_n[z], wall)
+        if utc == wall and e.v.n >= 19:
+            # at offset zero the text is already its UTC text: parse_datetime takes only the
+            # zero-padded "YYYY-MM-DD HH:MM:SS[.f{1,6}]" form, which is the form written here
+            if buf_append_short(&out.data, e.v.p, e.v.n) < 0 or buf_push_byte(&out.data, 90) < 0:
+                return _oom(err)
+            return _close(out, 1, err)
         days = utc // DAY_US          # C division truncates: make it floor
         rem = utc - days * DAY_US
         if rem < 0:
