@@ -18,35 +18,33 @@ ROWS = 4000           # per protocol; more changes no decision gcc makes (the pr
 PASSES = 2
 
 
-def _typed_decoders(ticdc_fast, protocol, stream):
-    """One typed decoder per table of the stream (the first with the old image, the second in
-    the TiCDC server's zone Asia/Shanghai) and one decoder of every table in one pass."""
+def _decoder(ticdc_fast, protocol, stream, **opts):
+    """A core decoder of ``protocol`` that knows the stream's schemas (BOOTSTRAPs, Avro schemas)."""
+    if protocol == "open":
+        return ticdc_fast.OpenDecoder(implementation="cython", **opts)
+    if protocol == "avro":
+        return ticdc_fast.AvroDecoder(implementation="cython", schemas=stream.schemas, **opts)
+    return ticdc_fast.SimpleDecoder(protocol.split("-")[1], implementation="cython", schemas=stream.bootstraps,
+                                    **opts)
+
+
+def _decoders(ticdc_fast, protocol, stream):
+    """The generic decoder, one typed decoder per table of the stream (the first with the old
+    image, the second in the TiCDC server's zone Asia/Shanghai) and one of every table in one pass."""
     from ticdc_fast.testing import avro_table_schema
-    decoders = []
     schemas = {}
     for k, table in enumerate(stream.tables):
-        name = table.split(".")[1]
-        opts = {"table": table, "implementation": "cython", "old_image": k == 0,
-                "timezone": "Asia/Shanghai" if k == 1 else "UTC"}
         if protocol == "open":
-            schema = ticdc_fast.infer_open_schema(stream.keys[:600], stream.values[:600], table=table)
-            decoders.append(ticdc_fast.OpenDecoder(schema=schema, **opts))
-        elif protocol.startswith("simple"):
-            encoding = protocol.split("-")[1]
-            schema = ticdc_fast.simple_arrow_schema(stream.bootstraps[k], encoding=encoding)   # tables' order
-            decoders.append(ticdc_fast.SimpleDecoder(encoding, schema=schema, schemas=stream.bootstraps, **opts))
-        else:
-            schema = avro_table_schema({i: t for i, t in stream.schemas.items() if f'"{name}"' in t})
-            decoders.append(ticdc_fast.AvroDecoder(schema=schema, schemas=stream.schemas, **opts))
-        schemas[table] = schema
-    if protocol == "open":
-        decoders.append(ticdc_fast.OpenDecoder(tables=schemas, implementation="cython"))
-    elif protocol.startswith("simple"):
-        decoders.append(ticdc_fast.SimpleDecoder(protocol.split("-")[1], tables=schemas, schemas=stream.bootstraps,
-                                                 implementation="cython"))
-    else:
-        decoders.append(ticdc_fast.AvroDecoder(tables=schemas, schemas=stream.schemas, implementation="cython"))
-    return decoders
+            schemas[table] = ticdc_fast.infer_open_schema(stream.keys[:600], stream.values[:600], table=table)
+        elif protocol == "avro":
+            name = table.split(".")[1]
+            schemas[table] = avro_table_schema({i: t for i, t in stream.schemas.items() if f'"{name}"' in t})
+        else:   # the BOOTSTRAPs come in the tables' order
+            schemas[table] = ticdc_fast.simple_arrow_schema(stream.bootstraps[k], encoding=protocol.split("-")[1])
+    typed = [_decoder(ticdc_fast, protocol, stream, table=table, schema=schema, old_image=k == 0,
+                      timezone="Asia/Shanghai" if k == 1 else "UTC")
+             for k, (table, schema) in enumerate(schemas.items())]
+    return [_decoder(ticdc_fast, protocol, stream)] + typed + [_decoder(ticdc_fast, protocol, stream, tables=schemas)]
 
 
 def main(argv=None):
@@ -66,15 +64,7 @@ def main(argv=None):
     for protocol in ("open", "simple-json", "simple-avro", "avro"):
         stream = realistic_stream(protocol, ROWS, seed=22)
         keys = None if protocol.startswith("simple") else stream.keys
-        opts = {"schemas": stream.schemas} if protocol == "avro" else (
-            {"schemas": stream.bootstraps} if protocol.startswith("simple") else {})
-        if protocol.startswith("simple"):
-            generic = ticdc_fast.SimpleDecoder(protocol.split("-")[1], implementation="cython", **opts)
-        elif protocol == "avro":
-            generic = ticdc_fast.AvroDecoder(implementation="cython", **opts)
-        else:
-            generic = ticdc_fast.OpenDecoder(implementation="cython")
-        decoders = [generic] + _typed_decoders(ticdc_fast, protocol, stream)
+        decoders = _decoders(ticdc_fast, protocol, stream)
         # the messages as Python lists and as Arrow binary arrays (what the Kafka source hands over)
         inputs = [(keys, stream.values),
                   (None if keys is None else pa.array(keys, pa.binary()), pa.array(stream.values, pa.binary()))]
