@@ -62,6 +62,8 @@ _init_tables()
 cdef inline void skip_ws(Cur* c) noexcept nogil:
     cdef const uint8_t* p = c.pos
     cdef const uint8_t* e = c.end
+    if p < e and p[0] > 32:                     # TiCDC writes compact JSON: mostly no space
+        return
     while p < e and (p[0] == 32 or p[0] == 10 or p[0] == 13 or p[0] == 9):
         p += 1
     c.pos = p
