@@ -167,3 +167,54 @@ def test_event_key_field_orders_and_spellings(impl):
     assert got.column("_commit_ts").to_pylist() == list(range(5, 15))
     assert got.column("_schema").to_pylist() == ["db"] * 9 + [None]
     assert got.column("_row_id").to_pylist()[4] == 3
+
+
+
+def _many_tables_rows():
+    """40 tables (more than the core's memo slots, so some share one), each with its own name
+    sequence, interleaved; the same table names in another schema with other columns; table t7
+    named plainly and with an escape in the key by turns (the slot hint differs, the names must
+    not). Returns the events and (schema, table, column names) of each."""
+    import random
+    from conftest import jdump
+    rng = random.Random(7)
+    names = ["a", "b", "c", "d", "e", "f"]
+    rows, meta = [], []
+    for ts in range(1, 301):
+        i = rng.randrange(40)
+        cols = names[i % 6:] + names[:i % 6]
+        cols = cols[: 2 + i % 5] + [f"only_t{i}"]
+        scm = "db" if ts % 7 else "other_db"
+        if scm == "other_db":
+            cols = cols[::-1]
+        key, value = row_event({c: _col(ts * 10 + k) for k, c in enumerate(cols)}, ts=ts, scm=scm,
+                               tbl=f"t{i}")
+        if i == 7 and ts % 2:
+            key = jdump(key).replace(b'"tbl":"t7"', b'"tbl":"\\u00747"')
+            assert b"u0074" in key
+        rows.append((key, value))
+        meta.append((scm, f"t{i}", cols))
+    return rows, meta
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_many_interleaved_tables(impl, typed):
+    rows, meta = _many_tables_rows()
+    schema = pa.schema([(n, pa.int64()) for n in ("a", "b", "c", "d", "e", "f", "only_t7")])
+    kw = dict(table="db.t7", schema=schema) if typed else {}
+    keys, values = _messages(rows)
+    got = ticdc_fast.OpenDecoder(implementation=impl, **kw).decode(keys, values)
+    assert got.equals(_one_per_decoder(impl, rows, **kw))
+    assert got.equals(ticdc_fast.OpenDecoder(implementation="python", **kw).decode(keys, values))
+    ts_of = [ts for ts, (scm, tbl, _) in enumerate(meta, 1) if (scm, tbl) == ("db", "t7")]
+    if typed:
+        assert got.num_rows == len(ts_of) > 3
+        assert got.column("only_t7").to_pylist() == [ts * 10 + 2 + 7 % 5 for ts in ts_of]
+        assert got.column("b").to_pylist() == [ts * 10 for ts in ts_of]
+    else:
+        assert got.num_rows == len(rows)
+        assert got.column("_table").to_pylist() == [tbl for _, tbl, _ in meta]
+        assert got.column("_schema").to_pylist() == [scm for scm, _, _ in meta]
+        after = [list(r) for r in got.column("after").to_pylist()]
+        assert after == [[(c, str(ts * 10 + k)) for k, c in enumerate(cols)]
+                         for ts, (_, _, cols) in enumerate(meta, 1)]

@@ -17,6 +17,17 @@ cdef struct KeyInfo:
 
 
 
+cdef struct NameMemo:
+    # the column-name sequence of one table's last image: rows of a table repeat it, so a
+    # matching name reuses its hash and target and skips de-duplication (the names are distinct)
+    Buf names
+    Buf off                # Py_ssize_t per name + 1
+    Buf hash               # uint64_t per name
+    Buf tgt                # int per name
+    Buf kind               # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
+    Py_ssize_t n
+
+
 cdef struct ImageFault:
     # the judgement of one image of the event value being read (OpenPlan.faults, per IMG_*)
     int any_bad            # some column was marked bad while reading (a later copy may clear it)
@@ -84,6 +95,13 @@ cdef inline uint64_t _table_hash(const uint8_t* schema, Py_ssize_t sn, const uin
 
 
 cdef enum:
+    # name memos per plan, chosen by the event's (schema, table) hash: a topic interleaving
+    # tables keeps one memo per table instead of rebuilding one on every change of table (a
+    # collision only costs the rebuild: every name is still compared byte for byte)
+    MEMO_SLOTS = 16
+
+
+cdef enum:
     KK_TS = 0
     KK_T = 1
     KK_SCM = 2
@@ -123,14 +141,8 @@ cdef class OpenPlan:
     the open protocol's framing, event keys and column objects into the core's images."""
     cdef PlanCore core
     cdef int control_events
-    # the column-name sequence of the last image: rows of a table repeat it, so a matching name
-    # reuses its hash and target and skips de-duplication (the memo's names are distinct)
-    cdef Buf memo_names
-    cdef Buf memo_off          # Py_ssize_t per name + 1
-    cdef Buf memo_hash         # uint64_t per name
-    cdef Buf memo_tgt          # int per name
-    cdef Buf memo_kind         # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
-    cdef Py_ssize_t memo_n
+    cdef NameMemo memos[MEMO_SLOTS]
+    cdef NameMemo* memo        # the one of the event being read (_choose_memo)
     cdef int kseq[16]          # event-key field id seen at each position of the last event key
     cdef ImageFault faults[3]  # per image of the core (IMG_*): faults found while reading it
     cdef Buf bare              # BareMember per bare member of the last "p" read
@@ -168,15 +180,18 @@ cdef class OpenPlan:
         self.control_events = bool(cfg.control_events)
         self.dd_cap = 0
         self.gen = 0
+        self.memo = &self.memos[0]
         for k in range(KSEQ_MAX):
             self.kseq[k] = -1
 
     def __dealloc__(self):
-        buf_free(&self.memo_names)
-        buf_free(&self.memo_off)
-        buf_free(&self.memo_hash)
-        buf_free(&self.memo_tgt)
-        buf_free(&self.memo_kind)
+        cdef int m
+        for m in range(MEMO_SLOTS):
+            buf_free(&self.memos[m].names)
+            buf_free(&self.memos[m].off)
+            buf_free(&self.memos[m].hash)
+            buf_free(&self.memos[m].tgt)
+            buf_free(&self.memos[m].kind)
         free(self.dd_gen)
         free(self.dd_idx)
         free(self.route_ptr)
@@ -413,6 +428,7 @@ cdef class OpenPlan:
         if key.t == MSG_DDL:
             rc = self._parse_ddl(vd, &q, &qt, &has_qt, err)
         else:
+            self._choose_memo(key)
             rc = self._parse_row(vd, &op, err)
         if rc < 0:
             return rc
@@ -481,6 +497,7 @@ cdef class OpenPlan:
                 return rc
             op = OP_DDL
         else:
+            self._choose_memo(&key)
             rc = self._parse_row(vd, &op, err)
             if rc < 0:
                 return rc
@@ -671,6 +688,11 @@ cdef class OpenPlan:
         elif not (vt.kind == J_NULL or vt.kind == J_ABSENT):
             return fail_at(err, vt.off, "DDL type is not an int32")
         return _check_utf8_span(q, &self.core.tmp, err)
+
+    cdef inline void _choose_memo(self, const KeyInfo* key) noexcept nogil:
+        # the raw bytes of the names: a hint only, so escapes need not be undone
+        self.memo = &self.memos[_table_hash(key.scm.p, key.scm.n, key.tbl.p, key.tbl.n)
+                                & (MEMO_SLOTS - 1)]
 
     cdef int _parse_row(self, Cur* c, int* op, Err* err) noexcept nogil:
         cdef int rc
@@ -1002,7 +1024,8 @@ cdef class OpenPlan:
         cdef IntVal iv
         cdef int memo_ok = 1, deduped = 0
         cdef Py_ssize_t k, mo
-        cdef const Py_ssize_t* moff = <const Py_ssize_t*>self.memo_off.data
+        cdef NameMemo* memo = self.memo
+        cdef const Py_ssize_t* moff = <const Py_ssize_t*>memo.off.data
         cdef BareMember bm
         cdef bint is_old = img == &self.core.images[IMG_P]
         cdef ImageFault* fault = &self.faults[img - &self.core.images[0]]
@@ -1026,10 +1049,10 @@ cdef class OpenPlan:
             e = &img.cols[img.n]
             k = img.n
             r2 = 0
-            if memo_ok and k < self.memo_n and self.memo_kind.data[k]:
-                # the name the last row had here, matched byte for byte (no string scan)
-                r2 = obj_key_expected(c, &e.name, self.memo_names.data + moff[k], moff[k + 1] - moff[k],
-                                      self.memo_kind.data[k] == 1, err)
+            if memo_ok and k < memo.n and memo.kind.data[k]:
+                # the name the table's last row had here, matched byte for byte (no string scan)
+                r2 = obj_key_expected(c, &e.name, memo.names.data + moff[k], moff[k + 1] - moff[k],
+                                      memo.kind.data[k] == 1, err)
                 if r2 < 0:
                     return -1
             if r2 == 0 and obj_key(c, &e.name, err) < 0:
@@ -1132,10 +1155,10 @@ cdef class OpenPlan:
             if e.bad:
                 fault.any_bad = 1
             k = img.n
-            if memo_ok and k < self.memo_n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len \
-                    and bytes_eq(self.memo_names.data + moff[k], e.name.p, e.name_len):
-                e.hash = (<const uint64_t*>self.memo_hash.data)[k]
-                e.tgt = (<const int*>self.memo_tgt.data)[k]
+            if memo_ok and k < memo.n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len \
+                    and bytes_eq(memo.names.data + moff[k], e.name.p, e.name_len):
+                e.hash = (<const uint64_t*>memo.hash.data)[k]
+                e.tgt = (<const int*>memo.tgt.data)[k]
                 img.n += 1
             else:
                 if memo_ok:
@@ -1158,38 +1181,38 @@ cdef class OpenPlan:
                 return -1
             r = 1 - r
         if not memo_ok:
-            self._save_memo(img, deduped or fault.any_bad)
+            self._save_memo(memo, img, deduped or fault.any_bad)
         return 0
 
-    cdef void _save_memo(self, Image* img, int deduped) noexcept nogil:
+    cdef void _save_memo(self, NameMemo* memo, Image* img, int deduped) noexcept nogil:
         """Remember this image's name sequence (only when no name repeated: positions must map
         one to one).  Out of memory just leaves the memo empty."""
         cdef Py_ssize_t k, off
         cdef ColEntry* e
         cdef int tgt
-        self.memo_n = 0
+        memo.n = 0
         if deduped:
             return
-        self.memo_names.len = 0
-        self.memo_off.len = 0
-        self.memo_hash.len = 0
-        self.memo_tgt.len = 0
-        self.memo_kind.len = 0
+        memo.names.len = 0
+        memo.off.len = 0
+        memo.hash.len = 0
+        memo.tgt.len = 0
+        memo.kind.len = 0
         off = 0
-        if buf_append(&self.memo_off, &off, sizeof(Py_ssize_t)) < 0:
+        if buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0:
             return
         for k in range(img.n):
             e = &img.cols[k]
             tgt = self.core._lookup_target(e) if self.core.typed else -1
             e.tgt = tgt
-            off = self.memo_names.len + e.name_len
-            if buf_append(&self.memo_names, self.core._name_ptr(e), e.name_len) < 0 \
-                    or buf_append(&self.memo_off, &off, sizeof(Py_ssize_t)) < 0 \
-                    or buf_append(&self.memo_hash, &e.hash, 8) < 0 \
-                    or buf_append(&self.memo_tgt, &tgt, sizeof(int)) < 0 \
-                    or buf_push_byte(&self.memo_kind, _name_kind(self.core._name_ptr(e), e.name_len)) < 0:
+            off = memo.names.len + e.name_len
+            if buf_append(&memo.names, self.core._name_ptr(e), e.name_len) < 0 \
+                    or buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0 \
+                    or buf_append(&memo.hash, &e.hash, 8) < 0 \
+                    or buf_append(&memo.tgt, &tgt, sizeof(int)) < 0 \
+                    or buf_push_byte(&memo.kind, _name_kind(self.core._name_ptr(e), e.name_len)) < 0:
                 return
-        self.memo_n = img.n
+        memo.n = img.n
 
     cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
