@@ -25,6 +25,22 @@ cdef struct NameMemo:
     Buf hash               # uint64_t per name
     Buf tgt                # int per name
     Buf kind               # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
+    # the column object's head as TiCDC wrote it, `{"t":T[,"h":B],"f":F,"v":`, which the same
+    # column repeats in every row: equal bytes are equal t and f without parsing them again
+    Buf heads
+    Buf head_off           # Py_ssize_t per name + 1 (an empty head: the object had another shape)
+    Buf head_tf            # ColumnHead per name
+    Py_ssize_t n
+
+
+cdef struct ColumnHead:
+    int t
+    uint32_t f
+
+
+cdef struct HeadRef:
+    # where the head of entry k of the image being read is in its message (n = 0: none)
+    Py_ssize_t off
     Py_ssize_t n
 
 
@@ -146,6 +162,7 @@ cdef class OpenPlan:
     cdef int kseq[16]          # event-key field id seen at each position of the last event key
     cdef ImageFault faults[3]  # per image of the core (IMG_*): faults found while reading it
     cdef Buf bare              # BareMember per bare member of the last "p" read
+    cdef Buf head_ref          # HeadRef per entry of the image being read, for _save_memo
     cdef int before_incomplete # the UPDATE just read leaves some bare group unplaced
     cdef uint32_t* dd_gen
     cdef int32_t* dd_idx
@@ -192,12 +209,16 @@ cdef class OpenPlan:
             buf_free(&self.memos[m].hash)
             buf_free(&self.memos[m].tgt)
             buf_free(&self.memos[m].kind)
+            buf_free(&self.memos[m].heads)
+            buf_free(&self.memos[m].head_off)
+            buf_free(&self.memos[m].head_tf)
         free(self.dd_gen)
         free(self.dd_idx)
         free(self.route_ptr)
         free(self.route_hash)
         free(self.route_slot)
         buf_free(&self.bare)
+        buf_free(&self.head_ref)
 
     @property
     def invalid_utf8_replaced(self):
@@ -1019,13 +1040,16 @@ cdef class OpenPlan:
 
     cdef int _parse_image(self, Cur* c, Image* img, Err* err) noexcept nogil:
         cdef Span name, v, ck, vt, vf, vh
-        cdef int r, r2, dup, field
+        cdef int r, r2, dup, field, from_memo
         cdef ColEntry* e
         cdef IntVal iv
         cdef int memo_ok = 1, deduped = 0
-        cdef Py_ssize_t k, mo
+        cdef Py_ssize_t k, mo, hl, col_at
         cdef NameMemo* memo = self.memo
         cdef const Py_ssize_t* moff = <const Py_ssize_t*>memo.off.data
+        cdef const Py_ssize_t* hoff = <const Py_ssize_t*>memo.head_off.data
+        cdef const ColumnHead* head
+        cdef HeadRef* href
         cdef BareMember bm
         cdef bint is_old = img == &self.core.images[IMG_P]
         cdef ImageFault* fault = &self.faults[img - &self.core.images[0]]
@@ -1046,15 +1070,20 @@ cdef class OpenPlan:
         while r == 0:
             if img.n == img.cap and image_make_room(img) < 0:
                 return RC_NO_MEMORY
+            if self.head_ref.cap < img.cap * <Py_ssize_t>sizeof(HeadRef) \
+                    and buf_reserve(&self.head_ref, img.cap * sizeof(HeadRef)) < 0:
+                return RC_NO_MEMORY
             e = &img.cols[img.n]
             k = img.n
             r2 = 0
+            from_memo = 0
             if memo_ok and k < memo.n and memo.kind.data[k]:
                 # the name the table's last row had here, matched byte for byte (no string scan)
                 r2 = obj_key_expected(c, &e.name, memo.names.data + moff[k], moff[k + 1] - moff[k],
                                       memo.kind.data[k] == 1, err)
                 if r2 < 0:
                     return -1
+                from_memo = r2
             if r2 == 0 and obj_key(c, &e.name, err) < 0:
                 return -1
             if e.name.esc:
@@ -1085,14 +1114,25 @@ cdef class OpenPlan:
             e.f = 0
             e.v.kind = J_ABSENT
             e.v.off = c.pos - c.start
+            href = &(<HeadRef*>self.head_ref.data)[k]
+            href.n = 0
             if c.pos[0] != 123:
                 if scan_value(c, &v, 3, err) < 0:
                     return -1
                 e.bad = COL_NOT_OBJECT
             else:
-                r2 = _column_fast(c, e, err)
+                col_at = c.pos - c.start
+                hl = hoff[k + 1] - hoff[k] if from_memo else 0
+                if hl > 0 and c.end - c.pos >= hl and bytes_eq(c.pos, memo.heads.data + hoff[k], hl):
+                    head = &(<const ColumnHead*>memo.head_tf.data)[k]
+                    r2 = _column_value(c, e, c.pos, c.pos + hl, head.t, head.f, err)
+                else:
+                    r2 = _column_fast(c, e, &hl, err)
                 if r2 < 0:
                     return -1
+                if r2 == 1:
+                    href.off = col_at
+                    href.n = hl
             if e.bad == 0 and r2 == 0:
                 # another shape than TiCDC's own: the member loop (r2 == 1 for an empty object)
                 vt.kind = J_ABSENT
@@ -1149,14 +1189,15 @@ cdef class OpenPlan:
                                           or vh.kind == J_NULL or vh.kind == J_ABSENT):
                     e.bad = COL_BAD_HANDLE
                     e.v.off = vh.off
-            if not e.name.ascii and not utf8_valid(self.core._name_ptr(e), e.name_len):
+            # a name the memo gave was valid UTF-8 when it was saved (a bad name saves no memo)
+            if not e.name.ascii and not from_memo and not utf8_valid(self.core._name_ptr(e), e.name_len):
                 e.bad = COL_BAD_NAME
                 e.v.off = e.name.off
             if e.bad:
                 fault.any_bad = 1
             k = img.n
-            if memo_ok and k < memo.n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len \
-                    and bytes_eq(memo.names.data + moff[k], e.name.p, e.name_len):
+            if from_memo or (memo_ok and k < memo.n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len
+                             and bytes_eq(memo.names.data + moff[k], e.name.p, e.name_len)):
                 e.hash = (<const uint64_t*>memo.hash.data)[k]
                 e.tgt = (<const int*>memo.tgt.data)[k]
                 img.n += 1
@@ -1181,15 +1222,17 @@ cdef class OpenPlan:
                 return -1
             r = 1 - r
         if not memo_ok:
-            self._save_memo(memo, img, deduped or fault.any_bad)
+            self._save_memo(memo, img, c.start, deduped or fault.any_bad)
         return 0
 
-    cdef void _save_memo(self, NameMemo* memo, Image* img, int deduped) noexcept nogil:
-        """Remember this image's name sequence (only when no name repeated: positions must map
-        one to one).  Out of memory just leaves the memo empty."""
+    cdef void _save_memo(self, NameMemo* memo, Image* img, const uint8_t* msg, int deduped) noexcept nogil:
+        """Remember this image's name sequence and column heads (only when no name repeated:
+        positions must map one to one).  Out of memory just leaves the memo empty."""
         cdef Py_ssize_t k, off
         cdef ColEntry* e
         cdef int tgt
+        cdef const HeadRef* href
+        cdef ColumnHead head
         memo.n = 0
         if deduped:
             return
@@ -1198,8 +1241,12 @@ cdef class OpenPlan:
         memo.hash.len = 0
         memo.tgt.len = 0
         memo.kind.len = 0
+        memo.heads.len = 0
+        memo.head_off.len = 0
+        memo.head_tf.len = 0
         off = 0
-        if buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0:
+        if buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0 \
+                or buf_append(&memo.head_off, &off, sizeof(Py_ssize_t)) < 0:
             return
         for k in range(img.n):
             e = &img.cols[k]
@@ -1211,6 +1258,14 @@ cdef class OpenPlan:
                     or buf_append(&memo.hash, &e.hash, 8) < 0 \
                     or buf_append(&memo.tgt, &tgt, sizeof(int)) < 0 \
                     or buf_push_byte(&memo.kind, _name_kind(self.core._name_ptr(e), e.name_len)) < 0:
+                return
+            href = &(<const HeadRef*>self.head_ref.data)[k]
+            head.t = e.t
+            head.f = e.f
+            off = memo.heads.len + href.n
+            if buf_append(&memo.heads, msg + href.off, href.n) < 0 \
+                    or buf_append(&memo.head_off, &off, sizeof(Py_ssize_t)) < 0 \
+                    or buf_append(&memo.head_tf, &head, sizeof(ColumnHead)) < 0:
                 return
         memo.n = img.n
 
@@ -1288,13 +1343,13 @@ cdef inline int _small_uint(const uint8_t** pp, const uint8_t* e, int max_digits
     return 0
 
 
-cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
+cdef int _column_fast(Cur* c, ColEntry* e, Py_ssize_t* head_n, Err* err) noexcept nogil:
     """The column object as TiCDC writes it, `{"t":T[,"h":B],"f":F,"v":V}`, read by literal
-    matching: 1 read (cursor past the '}'), 0 another shape (cursor unchanged; the member loop
-    reads it), -1 an error in V (the member loop would report the same)."""
+    matching: 1 read (cursor past the '}'; head_n: the length of the head up to V), 0 another
+    shape (cursor unchanged; the member loop reads it), -1 an error in V (the member loop would
+    report the same)."""
     cdef const uint8_t* p = c.pos
     cdef const uint8_t* end = c.end
-    cdef const uint8_t* start = c.pos
     cdef uint64_t t, f
     if end - p < 20 or not bytes_eq(p, <const uint8_t*>b'{"t":', 5):
         return 0
@@ -1315,7 +1370,15 @@ cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
         return 0
     if end - p < 6 or not bytes_eq(p, <const uint8_t*>b',"v":', 5):
         return 0
-    c.pos = p + 5
+    head_n[0] = p + 5 - c.pos
+    return _column_value(c, e, c.pos, p + 5, <int>t, <uint32_t>f, err)
+
+
+cdef inline int _column_value(Cur* c, ColEntry* e, const uint8_t* start, const uint8_t* value,
+                              int t, uint32_t f, Err* err) noexcept nogil:
+    """The rest of _column_fast once its head (from `start` to `value`) has been read as t, f."""
+    cdef const uint8_t* end = c.end
+    c.pos = value
     skip_ws(c)                                  # JSON allows whitespace after the colon
     if c.pos < end and c.pos[0] == 34:          # the common values first, without the dispatch
         if scan_string(c, &e.v, err) < 0:
@@ -1327,8 +1390,8 @@ cdef int _column_fast(Cur* c, ColEntry* e, Err* err) noexcept nogil:
         return -1
     if c.pos < end and c.pos[0] == 125:
         c.pos += 1
-        e.t = <int>t
-        e.f = <uint32_t>f
+        e.t = t
+        e.f = f
         e.has_t = 1
         return 1
     c.pos = start
