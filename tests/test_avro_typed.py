@@ -508,3 +508,82 @@ def test_direct_column_out_of_target_range_names_message_and_column(impl):
             _typed(which, _schemas(enc), target).decode(keys, values)
         assert (ei.value.message_index, ei.value.column) == (3, "i")
         assert "out of range" in str(ei.value)
+
+
+# The typed core writes FLOAT, DECIMAL and DATETIME/TIMESTAMP fields straight into their target
+# columns while it reads the record; values and errors must be the twin's, error by error.
+READ_WRITE_COLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("f", C.T_FLOAT, N), AvroColumn("dtm", C.T_DATETIME, N),
+         AvroColumn("ts", C.T_TIMESTAMP, N), AvroColumn("dec", C.T_NEWDECIMAL, N | B, length=10, scale=2)]
+READ_WRITE_TARGET = pa.schema([("ts", pa.timestamp("us", tz="UTC")), ("f", pa.float32()), ("dtm", pa.timestamp("us")),
+                     ("dec", pa.decimal128(10, 2)), ("id", pa.int64())])
+_F32 = [3.4028234663852886e38, -1.401298464324817e-45, -0.0, 0.10000000149011612, 16777216.0, 1.1754943508222875e-38]
+
+
+def _direct_rows(bad=None):
+    rows = []
+    for i, f in enumerate(_F32):
+        vals = {"id": i, "f": f, "dtm": f"2024-0{1 + i}-0{1 + i} 1{i}:3{i}:0{i}.{i:06d}",
+                "ts": f"2023-12-31 23:59:5{i}.{i:03d}", "dec": f"{'-' if i % 2 else ''}{i * 1111}.{i:02d}"}
+        if bad and i == 3:
+            vals.update(bad)
+        rows.append(vals)
+    rows.insert(2, {"id": 99, "f": None, "dtm": None, "ts": None, "dec": None})
+    return rows
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Asia/Shanghai"])
+def test_direct_float_decimal_and_wall_fields(impl, tz):
+    enc = AvroEncoder(table_columns={("db", "t"): READ_WRITE_COLS})
+    rows = _direct_rows()
+    keys, values = _split(enc.encode([_row(READ_WRITE_COLS, _ts(i), r) for i, r in enumerate(rows)]))
+    out = _typed(impl, _schemas(enc), READ_WRITE_TARGET, timezone=tz).decode(keys, values)
+    assert out.equals(_typed("python", _schemas(enc), READ_WRITE_TARGET, timezone=tz).decode(keys, values))
+    want_f = [None if r["f"] is None else struct.unpack("<f", struct.pack("<f", r["f"]))[0] for r in rows]
+    got_f = out.column("f").to_pylist()
+    assert got_f == want_f
+    assert got_f[:2] == [3.4028234663852886e38, -1.401298464324817e-45] and got_f[2] is None
+    assert str(got_f[3]) == "-0.0"                                       # the sign of zero kept
+    assert out.column("dec").to_pylist() == [None if r["dec"] is None else Decimal(r["dec"]) for r in rows]
+    shift = dt.timedelta(hours=8 if tz == "Asia/Shanghai" else 0)
+    assert out.column("ts").to_pylist() == [
+        None if r["ts"] is None else (dt.datetime.fromisoformat(r["ts"]) - shift).replace(tzinfo=UTC) for r in rows]
+    assert out.column("dtm").to_pylist() == [
+        None if r["dtm"] is None else dt.datetime.fromisoformat(r["dtm"]) for r in rows]
+
+
+@pytest.mark.parametrize("bad", [
+    {"dtm": "2024-02-30 00:00:00"}, {"ts": "2024-01-01 24:00:00"}, {"ts": "not a time"},
+    {"dtm": "2024-01-01 00:00:00", "ts": "2024-13-01 00:00:00"},
+    {"dtm": "2024-99-01 00:00:00", "ts": "2024-13-01 00:00:00"},          # ts is the earlier target
+    {"dec": "123456789.00"},                                               # 11 digits: over precision 10
+    {"dec": "123456789.00", "dtm": "2024-02-30 00:00:00"},
+])
+def test_direct_field_errors_are_the_twins(impl, bad):
+    enc = AvroEncoder(table_columns={("db", "t"): READ_WRITE_COLS})
+    keys, values = _split(enc.encode([_row(READ_WRITE_COLS, _ts(i), r) for i, r in enumerate(_direct_rows(bad))]))
+
+    def error(which):
+        with pytest.raises(ticdc_fast.DecodeError) as info:
+            _typed(which, _schemas(enc), READ_WRITE_TARGET).decode(keys, values)
+        e = info.value
+        return e.message_index, e.byte_offset, e.column, e.reason
+    got = error(impl)
+    assert got == error("python")
+    assert got[0] == 4 and got[1] > 0
+    first = [n for n in READ_WRITE_TARGET.names if n in bad][0]
+    assert got[2] == first
+
+
+def test_direct_float_nan_is_the_twins_error(impl):
+    enc = AvroEncoder(table_columns={("db", "t"): READ_WRITE_COLS})
+    keys, values = _split(enc.encode([_row(READ_WRITE_COLS, _ts(0), {"id": 1, "f": 1.5}),
+                                      _row(READ_WRITE_COLS, _ts(1), {"id": 2, "f": float("nan")})]))
+
+    def error(which):
+        with pytest.raises(ticdc_fast.DecodeError) as info:
+            _typed(which, _schemas(enc), READ_WRITE_TARGET).decode(keys, values)
+        e = info.value
+        return e.message_index, e.byte_offset, e.column, e.reason
+    got = error(impl)
+    assert got == error("python")
+    assert got[0] == 1 and got[2] == "f" and "NaN" in got[3]

@@ -67,6 +67,10 @@ cdef enum:
     D_STR = 4       # a text column's string into a string target: UTF-8 checked as a value
     D_CONV = 5      # any other column: read as a span and converted at once by the target's
                     # converter, as _emit_typed would convert it from the row image
+    D_F32 = 6       # FLOAT (float) column into float32: exact, cannot fail
+    D_DEC = 7       # DECIMAL bytes into decimal128: the limbs at once when the scale is the
+                    # target's and the digits fit its precision, else as D_CONV
+    D_WALL = 8      # DATETIME/TIMESTAMP string into a timestamp (the converter's own rules)
 
 
 cdef struct WPlan:
@@ -356,6 +360,12 @@ cdef class AvroPlan:
                 this = D_INT
             elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == T_DOUBLE) or (kind == AV_FLOAT and f.type_code == T_FLOAT)):
                 this = D_F64
+            elif w == W_FLOAT32 and kind == AV_FLOAT and f.type_code == T_FLOAT:
+                this = D_F32
+            elif w == W_DECIMAL128 and (kind == AV_BYTES or kind == AV_FIXED) and f.type_code == T_NEWDECIMAL:
+                this = D_DEC
+            elif kind == AV_STRING and self.core.converters[j * KIND_SLOTS + tk] == _cv_timestamp_from_wall:
+                this = D_WALL
             elif kind == AV_STRING and tk == K_TEXT and w == W_STRING and not (f.flags & FLAG_BINARY):
                 this = D_STR
             elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
@@ -423,11 +433,48 @@ cdef class AvroPlan:
         cdef Py_ssize_t off = c.pos - c.start
         cdef IntVal iv
         cdef double f64
+        cdef float f32
+        cdef int64_t v64
+        cdef uint64_t limbs[2]
+        cdef const char* why = NULL
         cdef Span raw
         cdef Err conv
         cdef int rc
         if b.kind == AV_NULL:
             return self.core._push_target_null(j)
+        if f.direct == D_WALL:
+            if avro_string(c, &raw, err) < 0:
+                return -1
+            if parse_datetime_cached(&self.core.walls, raw.p, raw.n, &v64, &why) < 0:
+                fail_at(&conv, off, why)
+                self._defer_conversion_error(j, f, &conv)
+                return 0
+            if TYPE_KIND[f.type_code] == K_TIMESTAMP:
+                v64 = self.core._wall_to_utc(v64)
+            return 0 if fix_push(&self.core.t_fix[j], &v64) == 0 else RC_NO_MEMORY
+        if f.direct == D_DEC:
+            if b.kind == AV_FIXED:
+                if c.end - c.pos < b.size:
+                    return fail(err, c, "truncated Avro fixed")
+                raw.p = c.pos
+                raw.n = b.size
+                c.pos += b.size
+            elif avro_string(c, &raw, err) < 0:
+                return -1
+            if raw.n == 0:
+                return fail_at(err, off, "empty decimal bytes")
+            if raw.n > 90:
+                return fail_at(err, off, "decimal wider than 720 bits")
+            if (b.dec_scale if b.dec_scale >= 0 else f.scale) == self.core.scales[j] \
+                    and twos_to_decimal128(raw.p, raw.n, self.core.precisions[j], limbs) == 0:
+                return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else RC_NO_MEMORY
+            c.pos = c.start + off                # read again by the text rules, which word the error
+            return self._direct_convert(c, f, b, off, err)
+        if f.direct == D_F32:
+            if _avro_real(c, b, off, &f64, err) < 0:
+                return -1
+            f32 = <float>f64                     # a float read as a double: exact
+            return 0 if fix_push(&self.core.t_fix[j], &f32) == 0 else RC_NO_MEMORY
         if f.direct == D_INT:
             if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
