@@ -13,10 +13,36 @@ cdef inline int avro_long(Cur* c, int64_t* out, Err* err) noexcept nogil:
     return _avro_long_multi(c, out, err)
 
 
+cdef inline uint64_t _varint_groups(uint64_t x) noexcept nogil:
+    """The 7-bit groups of eight little-endian varint bytes, packed into 56 bits."""
+    x = ((x & 0x7F007F007F007F00ULL) >> 1) | (x & 0x007F007F007F007FULL)
+    x = ((x & 0x3FFF00003FFF0000ULL) >> 2) | (x & 0x00003FFF00003FFFULL)
+    return ((x & 0x0FFFFFFF00000000ULL) >> 4) | (x & 0x000000000FFFFFFFULL)
+
+
 cdef int _avro_long_multi(Cur* c, int64_t* out, Err* err) noexcept nogil:
-    cdef uint64_t acc = 0
-    cdef int shift = 0
+    cdef uint64_t acc = 0, x, stop
+    cdef int shift = 0, nb
     cdef uint8_t b
+    if c.end - c.pos >= 9:
+        # 2-9 bytes (timestamps, TSOs, lengths past 63) from one word: the last byte is the
+        # first without its high bit; nothing this long can overflow
+        x = load_le64(c.pos)
+        stop = ~x & 0x8080808080808080ULL
+        if stop != 0:
+            nb = (__builtin_ctzll(stop) >> 3) + 1
+            if nb < 8:
+                x &= (1ULL << (8 * nb)) - 1
+            acc = _varint_groups(x)
+        elif c.pos[8] < 0x80:
+            nb = 9
+            acc = _varint_groups(x) | (<uint64_t>c.pos[8] << 56)
+        else:
+            nb = 0                              # ten bytes or more: the byte loop below
+        if nb:
+            c.pos += nb
+            out[0] = <int64_t>((acc >> 1) ^ (0 - (acc & 1)))
+            return 0
     while True:
         if c.pos >= c.end:
             return fail(err, c, "truncated Avro varint")
