@@ -510,8 +510,9 @@ def test_direct_column_out_of_target_range_names_message_and_column(impl):
         assert "out of range" in str(ei.value)
 
 
-# The typed core writes FLOAT, DECIMAL and DATETIME/TIMESTAMP fields straight into their target
-# columns while it reads the record; values and errors must be the twin's, error by error.
+# The typed core writes FLOAT and DECIMAL fields straight into their target columns while it
+# reads the record (DATETIME/TIMESTAMP strings through the converter, at once); values and errors
+# must be the twin's, error by error.
 READ_WRITE_COLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("f", C.T_FLOAT, N), AvroColumn("dtm", C.T_DATETIME, N),
          AvroColumn("ts", C.T_TIMESTAMP, N), AvroColumn("dec", C.T_NEWDECIMAL, N | B, length=10, scale=2)]
 READ_WRITE_TARGET = pa.schema([("ts", pa.timestamp("us", tz="UTC")), ("f", pa.float32()), ("dtm", pa.timestamp("us")),

@@ -70,7 +70,6 @@ cdef enum:
     D_F32 = 6       # FLOAT (float) column into float32: exact, cannot fail
     D_DEC = 7       # DECIMAL bytes into decimal128: the limbs at once when the scale is the
                     # target's and the digits fit its precision, else as D_CONV
-    D_WALL = 8      # DATETIME/TIMESTAMP string into a timestamp (the converter's own rules)
 
 
 cdef struct WPlan:
@@ -364,8 +363,6 @@ cdef class AvroPlan:
                 this = D_F32
             elif w == W_DECIMAL128 and (kind == AV_BYTES or kind == AV_FIXED) and f.type_code == T_NEWDECIMAL:
                 this = D_DEC
-            elif kind == AV_STRING and self.core.converters[j * KIND_SLOTS + tk] == _cv_timestamp_from_wall:
-                this = D_WALL
             elif kind == AV_STRING and tk == K_TEXT and w == W_STRING and not (f.flags & FLAG_BINARY):
                 this = D_STR
             elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
@@ -427,49 +424,46 @@ cdef class AvroPlan:
             self._defer_conversion_error(f.target, f, &conv)
         return 0
 
-    cdef int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
+    cdef int _direct_decimal(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """D_DEC, out of _direct_value so that stays small enough to be inlined into the record
+        walk.  (DATETIME/TIMESTAMP strings were written here too once: the parser inlined into
+        the walk cost the profile-guided build 5-10 % more instructions than the converter table
+        it replaced.)"""
+        cdef Span raw
+        cdef uint64_t limbs[2]
+        cdef int j = f.target
+        if b.kind == AV_FIXED:
+            if c.end - c.pos < b.size:
+                return fail(err, c, "truncated Avro fixed")
+            raw.p = c.pos
+            raw.n = b.size
+            c.pos += b.size
+        elif avro_string(c, &raw, err) < 0:
+            return -1
+        if raw.n == 0:
+            return fail_at(err, off, "empty decimal bytes")
+        if raw.n > 90:
+            return fail_at(err, off, "decimal wider than 720 bits")
+        if (b.dec_scale if b.dec_scale >= 0 else f.scale) == self.core.scales[j] \
+                and twos_to_decimal128(raw.p, raw.n, self.core.precisions[j], limbs) == 0:
+            return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else RC_NO_MEMORY
+        c.pos = c.start + off                    # read again by the text rules, which word the error
+        return self._direct_convert(c, f, b, off, err)
+
+    cdef inline int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
         """Read one value of a D_* field into its target column (the null branch: a null)."""
         cdef int j = f.target
         cdef Py_ssize_t off = c.pos - c.start
         cdef IntVal iv
         cdef double f64
         cdef float f32
-        cdef int64_t v64
-        cdef uint64_t limbs[2]
-        cdef const char* why = NULL
         cdef Span raw
         cdef Err conv
         cdef int rc
         if b.kind == AV_NULL:
             return self.core._push_target_null(j)
-        if f.direct == D_WALL:
-            if avro_string(c, &raw, err) < 0:
-                return -1
-            if parse_datetime_cached(&self.core.walls, raw.p, raw.n, &v64, &why) < 0:
-                fail_at(&conv, off, why)
-                self._defer_conversion_error(j, f, &conv)
-                return 0
-            if TYPE_KIND[f.type_code] == K_TIMESTAMP:
-                v64 = self.core._wall_to_utc(v64)
-            return 0 if fix_push(&self.core.t_fix[j], &v64) == 0 else RC_NO_MEMORY
         if f.direct == D_DEC:
-            if b.kind == AV_FIXED:
-                if c.end - c.pos < b.size:
-                    return fail(err, c, "truncated Avro fixed")
-                raw.p = c.pos
-                raw.n = b.size
-                c.pos += b.size
-            elif avro_string(c, &raw, err) < 0:
-                return -1
-            if raw.n == 0:
-                return fail_at(err, off, "empty decimal bytes")
-            if raw.n > 90:
-                return fail_at(err, off, "decimal wider than 720 bits")
-            if (b.dec_scale if b.dec_scale >= 0 else f.scale) == self.core.scales[j] \
-                    and twos_to_decimal128(raw.p, raw.n, self.core.precisions[j], limbs) == 0:
-                return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else RC_NO_MEMORY
-            c.pos = c.start + off                # read again by the text rules, which word the error
-            return self._direct_convert(c, f, b, off, err)
+            return self._direct_decimal(c, f, b, off, err)
         if f.direct == D_F32:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
