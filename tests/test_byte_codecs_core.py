@@ -1,5 +1,5 @@
 """The core's Go-unquote and strict base64 decoders (src_cython/values/text.pxi: 8-byte runs,
-a loop over whole groups) agree with the twin's (ticdc_fast.values) byte for byte on accepted
+a loop over whole groups, 32-symbol AVX2 blocks where the CPU has them) agree with the twin's (ticdc_fast.values) byte for byte on accepted
 input and on the reason for refused input: Go-quoted bytes of every kind and length (so the
 8-byte run stops at each escape position), and base64 of every length with every corruption."""
 from __future__ import annotations
@@ -17,9 +17,14 @@ from test_values import _go_quote_body
 pytestmark = pytest.mark.cython
 
 
-@pytest.fixture(scope="module")
-def codec():
-    return importlib.import_module("ticdc_fast._core")._byte_codec
+@pytest.fixture(scope="module", params=["blocks", "scalar"])
+def codec(request):
+    """The core's codecs, with base64's AVX2 blocks on and off (both must agree with the twin)."""
+    core = importlib.import_module("ticdc_fast._core")
+    was = core._b64_use_blocks(True)
+    core._b64_use_blocks(request.param == "blocks")
+    yield core._byte_codec
+    core._b64_use_blocks(was)
 
 
 def _twin(fn, data):
@@ -58,3 +63,27 @@ def test_b64_agrees_with_the_twin(codec):
                 broken = text[:pos] + bad + text[pos + 1:]
                 assert codec("b64", broken) == _twin(V.b64decode_strict, broken), broken
         assert codec("b64", text[:-1]) == _twin(V.b64decode_strict, text[:-1])
+
+
+def test_b64_long_text_every_corruption_agrees_with_the_twin(codec):
+    """Text long enough for the 32-symbol blocks (every length to 420 symbols, so each block
+    boundary and the symbols the blocks leave to the group loop are covered), with a symbol
+    outside the alphabet (each class boundary of the ranges, '=', bytes >= 0x80) at every
+    position."""
+    rnd = random.Random(23)
+    outside = b"=-_ \n\x00\x7f\x80\xff@[`{:,.*\x2a\x2c\x2e"
+    for n in range(0, 316):
+        raw = bytes(rnd.getrandbits(8) for _ in range(n))
+        text = base64.b64encode(raw)
+        assert codec("b64", text) == raw
+        if n % 7 == 0:
+            for pos in range(len(text)):
+                bad = outside[(pos + n) % len(outside):][:1]
+                broken = text[:pos] + bad + text[pos + 1:]
+                assert codec("b64", broken) == _twin(V.b64decode_strict, broken), (n, pos, bad)
+    every = bytes(range(256))
+    text = base64.b64encode(every * 3)
+    assert codec("b64", text) == every * 3
+    for b in range(256):
+        broken = text[:100] + bytes([b]) + text[101:]
+        assert codec("b64", broken) == _twin(V.b64decode_strict, broken), b
