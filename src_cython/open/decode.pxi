@@ -1115,6 +1115,7 @@ cdef class OpenPlan:
             e.v.kind = J_ABSENT
             e.v.off = c.pos - c.start
             href = &(<HeadRef*>self.head_ref.data)[k]
+            href.off = 0
             href.n = 0
             if c.pos[0] != 123:
                 if scan_value(c, &v, 3, err) < 0:
