@@ -552,6 +552,14 @@ def test_direct_float_decimal_and_wall_fields(impl, tz):
         None if r["dtm"] is None else dt.datetime.fromisoformat(r["dtm"]) for r in rows]
 
 
+def _error_of(which, enc, keys, values):
+    """(message index, byte offset, column, reason) of the DecodeError a typed decode raises."""
+    with pytest.raises(ticdc_fast.DecodeError) as info:
+        _typed(which, _schemas(enc), READ_WRITE_TARGET).decode(keys, values)
+    e = info.value
+    return e.message_index, e.byte_offset, e.column, e.reason
+
+
 @pytest.mark.parametrize("bad", [
     {"dtm": "2024-02-30 00:00:00"}, {"ts": "2024-01-01 24:00:00"}, {"ts": "not a time"},
     {"dtm": "2024-01-01 00:00:00", "ts": "2024-13-01 00:00:00"},
@@ -562,14 +570,8 @@ def test_direct_float_decimal_and_wall_fields(impl, tz):
 def test_direct_field_errors_are_the_twins(impl, bad):
     enc = AvroEncoder(table_columns={("db", "t"): READ_WRITE_COLS})
     keys, values = _split(enc.encode([_row(READ_WRITE_COLS, _ts(i), r) for i, r in enumerate(_direct_rows(bad))]))
-
-    def error(which):
-        with pytest.raises(ticdc_fast.DecodeError) as info:
-            _typed(which, _schemas(enc), READ_WRITE_TARGET).decode(keys, values)
-        e = info.value
-        return e.message_index, e.byte_offset, e.column, e.reason
-    got = error(impl)
-    assert got == error("python")
+    got = _error_of(impl, enc, keys, values)
+    assert got == _error_of("python", enc, keys, values)
     assert got[0] == 4 and got[1] > 0
     first = [n for n in READ_WRITE_TARGET.names if n in bad][0]
     assert got[2] == first
@@ -579,12 +581,6 @@ def test_direct_float_nan_is_the_twins_error(impl):
     enc = AvroEncoder(table_columns={("db", "t"): READ_WRITE_COLS})
     keys, values = _split(enc.encode([_row(READ_WRITE_COLS, _ts(0), {"id": 1, "f": 1.5}),
                                       _row(READ_WRITE_COLS, _ts(1), {"id": 2, "f": float("nan")})]))
-
-    def error(which):
-        with pytest.raises(ticdc_fast.DecodeError) as info:
-            _typed(which, _schemas(enc), READ_WRITE_TARGET).decode(keys, values)
-        e = info.value
-        return e.message_index, e.byte_offset, e.column, e.reason
-    got = error(impl)
-    assert got == error("python")
+    got = _error_of(impl, enc, keys, values)
+    assert got == _error_of("python", enc, keys, values)
     assert got[0] == 1 and got[2] == "f" and "NaN" in got[3]
