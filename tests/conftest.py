@@ -118,6 +118,20 @@ def _no_swallowed_exceptions(capfd):
 
 
 # --------------------------------------------------------------------------- message helpers
+def core_simd_path(toggle: str, on: bool):
+    """Generator for a fixture running its tests with one of the core's AVX2 paths on or off
+    (``toggle``: the name of its ``_core._*_use_blocks`` hook), restored afterwards; yields the
+    core module."""
+    core = importlib.import_module("ticdc_fast._core")
+    use = getattr(core, toggle)
+    was = use(True)
+    use(on)
+    try:
+        yield core
+    finally:
+        use(was)
+
+
 def is_utf8(b: bytes) -> bool:
     """Python's own strict UTF-8 verdict (what both implementations must agree with)."""
     try:

@@ -5,13 +5,13 @@ input and on the reason for refused input: Go-quoted bytes of every kind and len
 from __future__ import annotations
 
 import base64
-import importlib
 import random
 
 import pytest
 
 from ticdc_fast import values as V
 from ticdc_fast.values import ValueProblem
+from conftest import core_simd_path
 from test_values import _go_quote_body
 
 pytestmark = pytest.mark.cython
@@ -20,11 +20,8 @@ pytestmark = pytest.mark.cython
 @pytest.fixture(scope="module", params=["blocks", "scalar"])
 def codec(request):
     """The core's codecs, with base64's AVX2 blocks on and off (both must agree with the twin)."""
-    core = importlib.import_module("ticdc_fast._core")
-    was = core._b64_use_blocks(True)
-    core._b64_use_blocks(request.param == "blocks")
-    yield core._byte_codec
-    core._b64_use_blocks(was)
+    for core in core_simd_path("_b64_use_blocks", request.param == "blocks"):
+        yield core._byte_codec
 
 
 def _twin(fn, data):

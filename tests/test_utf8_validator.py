@@ -6,23 +6,19 @@ mixing ASCII, CJK and emoji with bytes broken at every position (the ASCII run s
 test runs with the block check on and off, so both paths are held to the decoder here."""
 from __future__ import annotations
 
-import importlib
 import itertools
 import random
 
 import pytest
-from conftest import is_utf8
+from conftest import core_simd_path, is_utf8
 
 pytestmark = pytest.mark.cython
 
 
 @pytest.fixture(scope="module", params=["blocks", "dfa"])
 def valid(request):
-    core = importlib.import_module("ticdc_fast._core")
-    was = core._utf8_use_blocks(True)
-    core._utf8_use_blocks(request.param == "blocks")
-    yield core._utf8_valid
-    core._utf8_use_blocks(was)
+    for core in core_simd_path("_utf8_use_blocks", request.param == "blocks"):
+        yield core._utf8_valid
 
 
 def test_every_short_sequence_agrees_with_python(valid):
