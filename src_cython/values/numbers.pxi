@@ -126,6 +126,7 @@ cdef inline int int_in_range(const IntVal* v, int64_t lo, uint64_t hi) noexcept 
 
 
 cdef char DIGIT_PAIRS[201]       # "00" "01" ... "99": two digits per division
+cdef uint64_t POW10_U64[20]      # 10^0 .. 10^19
 
 
 cdef void _init_digit_pairs() noexcept:
@@ -133,38 +134,56 @@ cdef void _init_digit_pairs() noexcept:
     for k in range(100):
         DIGIT_PAIRS[2 * k] = <char>(48 + k // 10)
         DIGIT_PAIRS[2 * k + 1] = <char>(48 + k % 10)
+    POW10_U64[0] = 1
+    for k in range(1, 20):
+        POW10_U64[k] = POW10_U64[k - 1] * 10
 
 
 _init_digit_pairs()
 
 
-cdef int int_to_text(const IntVal* v, char* out) noexcept nogil:
-    """Decimal text of v into out (>= 22 bytes); returns its length."""
-    cdef char tmp[24]
-    cdef int at = 24, k = 0, n
-    cdef uint64_t m = v.mag, r
-    while m >= 100:             # written from the end, two digits at a time
+cdef inline int decimal_digit_count(uint64_t m) noexcept nogil:
+    """How many decimal digits m has (1 for 0): from its bit length, one table look-up, no loop."""
+    cdef int t = ((64 - __builtin_clzll(m | 1)) * 1233) >> 12     # 1233 / 4096 ~ log10(2)
+    return t + 1 - <int>(m < POW10_U64[t]) if m else 1
+
+
+cdef inline void write_digits(uint64_t m, int nd, char* out) noexcept nogil:
+    """The nd decimal digits of m (nd = decimal_digit_count(m)) into out, two per division,
+    from the end: no reversal."""
+    cdef uint64_t r
+    while m >= 100:
         r = m % 100
         m //= 100
-        at -= 2
-        tmp[at] = DIGIT_PAIRS[2 * r]
-        tmp[at + 1] = DIGIT_PAIRS[2 * r + 1]
+        nd -= 2
+        out[nd] = DIGIT_PAIRS[2 * r]
+        out[nd + 1] = DIGIT_PAIRS[2 * r + 1]
     if m >= 10:
-        at -= 2
-        tmp[at] = DIGIT_PAIRS[2 * m]
-        tmp[at + 1] = DIGIT_PAIRS[2 * m + 1]
+        out[0] = DIGIT_PAIRS[2 * m]
+        out[1] = DIGIT_PAIRS[2 * m + 1]
     else:
-        at -= 1
-        tmp[at] = <char>(48 + m)
+        out[0] = <char>(48 + m)
+
+
+cdef int int_to_text(const IntVal* v, char* out) noexcept nogil:
+    """Decimal text of v into out (>= 22 bytes); returns its length."""
+    cdef int k = 0, nd = decimal_digit_count(v.mag)
     if v.neg and v.mag:
         out[0] = 45
         k = 1
-    n = 24 - at
-    memcpy(out + k, tmp + at, n)
-    return k + n
+    write_digits(v.mag, nd, out + k)
+    return k + nd
 
 
-# ---- floats
+
+def _int_text(uint64_t magnitude, bint negative):
+    """Test hook: int_to_text of a sign and a magnitude, as bytes."""
+    cdef IntVal v
+    cdef char out[24]
+    v.mag = magnitude
+    v.neg = negative
+    return out[:int_to_text(&v, out)]
+
 cdef int json_number_syntax(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     cdef Cur c
     cdef Span s
@@ -660,18 +679,13 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     """Shortest digits that round-trip x at this width (x finite, non-zero), the closest of that
     length, as ASCII without leading/trailing zeros, and e with x = 0.<digits> x 10^e."""
     cdef uint64_t m
-    cdef int e10, nd = 0, i
-    cdef char tmp[24]
+    cdef int e10, nd
     _shortest_decimal(x, bits, &m, &e10)
     while m % 10 == 0:
         m //= 10
         e10 += 1
-    while m:
-        tmp[nd] = <char>(48 + m % 10)
-        m //= 10
-        nd += 1
-    for i in range(nd):
-        digits[i] = tmp[nd - 1 - i]
+    nd = decimal_digit_count(m)
+    write_digits(m, nd, digits)
     nd_out[0] = nd
     exp_out[0] = e10 + nd
     return 0
