@@ -539,7 +539,7 @@ cdef class PlanCore:
         if s.esc:
             if json_unescape(s.p, s.n, &out.data) < 0:
                 return _oom(err)
-        elif buf_append(&out.data, s.p, s.n) < 0:
+        elif buf_append_short(&out.data, s.p, s.n) < 0:
             return _oom(err)
         if not s.ascii and not self.text_prevalidated \
                 and not utf8_valid(out.data.data + before, out.data.len - before):
@@ -685,7 +685,7 @@ cdef class PlanCore:
                 return _oom(err)
             if n < 0:
                 return fail_at(err, s.off, "number out of range")
-            if buf_append(&out.data, txt, n) < 0:
+            if buf_append_short(&out.data, txt, n) < 0:
                 return _oom(err)
             return _close(out, 1, err)
         if kind == K_TEXT or kind == K_BLOB:

@@ -142,7 +142,7 @@ cdef inline int _close_integer_text(VarCol* out, const IntVal* iv, const uint8_t
     if iv.mag == 0:
         rc = buf_append(&out.data, b"0", 1)
     else:
-        rc = buf_append(&out.data, p, n)
+        rc = buf_append_short(&out.data, p, n)
     if rc < 0:
         return _oom(err)
     return _close(out, 1, err)

@@ -1426,7 +1426,7 @@ cdef class SimplePlan:
         if s.kind == J_RAWF64:       # the simple protocol writes floats plain, never with an exponent
             memcpy(&x, &s.n, 8)
             n = float_text(x, 32 if kind == K_FLOAT32 else 64, 1, txt)
-            if buf_append(&out.data, txt, n) < 0:
+            if buf_append_short(&out.data, txt, n) < 0:
                 return _oom(err)
             return _close(out, 1, err)
         if s.kind != J_STR:
@@ -1453,7 +1453,7 @@ cdef class SimplePlan:
                 return _oom(err)
             if n < 0:
                 return fail_at(err, s.off, "number out of range")
-            if buf_append(&out.data, txt, n) < 0:
+            if buf_append_short(&out.data, txt, n) < 0:
                 return _oom(err)
             return _close(out, 1, err)
         return self.core._render(e, out, err)
@@ -1517,7 +1517,7 @@ cdef class SimplePlan:
             n += 1 + fd
         txt[n] = 90
         n += 1
-        if buf_append(&out.data, txt, n) < 0:
+        if buf_append_short(&out.data, txt, n) < 0:
             return _oom(err)
         return _close(out, 1, err)
 
