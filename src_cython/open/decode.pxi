@@ -101,12 +101,10 @@ cdef inline bint _is_bare_field(uint8_t ch) noexcept nogil:
 cdef inline uint64_t _table_hash(const uint8_t* schema, Py_ssize_t sn, const uint8_t* table,
                                   Py_ssize_t tn) noexcept nogil:
     """FNV-1a over schema, a 0xff byte (never in UTF-8, so the split is unambiguous) and table."""
-    cdef uint64_t h = fnv1a(schema, sn)
-    cdef Py_ssize_t i
-    h = (h ^ 0xff) * 1099511628211ULL
-    for i in range(tn):
-        h = (h ^ table[i]) * 1099511628211ULL
-    return h
+    cdef uint8_t split = 0xff
+    cdef uint64_t h = fnv1a_more(FNV_OFFSET_BASIS, schema, sn)
+    h = fnv1a_more(h, &split, 1)
+    return hash_finish(fnv1a_more(h, table, tn))
 
 
 
