@@ -195,11 +195,11 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
             c.pos = p
             return fail(err, c, "malformed JSON: unterminated string")
         ch = p[0]
+        if ch == 34:        # most runs end at the closing quote: no class look-up on the way out
+            break
         cls = STR_CLASS[ch]
         if cls == SC_PLAIN:
             p += 1
-        elif cls == SC_QUOTE:
-            break
         elif cls == SC_HIGH:
             s.ascii = 0
             p += 1
