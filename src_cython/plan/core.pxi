@@ -600,6 +600,15 @@ cdef class PlanCore:
         cdef const char* why = NULL
         if e.v.kind != J_STR:
             return fail_at(err, e.v.off, "expected a string")
+        if kind != K_BLOB and (e.f & FLAG_BINARY) and e.v.esc:
+            self.tmp2.len = 0
+            rc = go_unquote_json(e.v.p, e.v.n, &self.tmp2)
+            if rc == RC_NO_MEMORY:
+                return _oom(err)
+            if rc == 0:
+                p[0] = self.tmp2.data
+                n[0] = self.tmp2.len
+                return 0
         rc = self._str_bytes(&e.v, p, n, err)
         if rc < 0:
             return rc

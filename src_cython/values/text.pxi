@@ -536,6 +536,110 @@ cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) 
     return 0
 
 
+cdef enum:
+    GO_JSON_ELSEWHERE = 1     # go_unquote_json: not its subset; the two passes decide
+
+
+cdef inline int _json_simple_escape(uint8_t g) noexcept nogil:
+    """The byte a two-character JSON escape stands for (not \\u), -1 if none."""
+    if g == 34: return 34
+    if g == 92: return 92
+    if g == 47: return 47
+    if g == 98: return 8
+    if g == 102: return 12
+    if g == 110: return 10
+    if g == 114: return 13
+    if g == 116: return 9
+    return -1
+
+
+cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
+    """go_unquote(json_unescape(p[:n])) in one pass, for a JSON string's content that scan_string
+    accepted: 0 with the bytes appended to `out`, RC_NO_MEMORY, or GO_JSON_ELSEWHERE (`out` as it
+    was) for what it leaves to the two passes: every error, Go's octal escapes, a JSON escape
+    that yields a quote, newline, backslash or surrogate.  Binary values in the open
+    protocol are escape-dense (a byte >= 0x80 is `\\\\xHH` in the JSON text): two passes cost a
+    scratch copy and a second walk over every byte."""
+    cdef const uint8_t* e = p + n
+    cdef uint8_t* o
+    cdef uint32_t cp
+    cdef int v, hi, lo, width, k
+    cdef uint8_t g
+    if buf_reserve(out, n) < 0:   # neither pass grows the text
+        return RC_NO_MEMORY
+    o = out.data + out.len
+    while True:
+        while e - p >= 8 and not _has_byte8(load_le64(p), 0x5C5C5C5C5C5C5C5CULL):
+            memcpy(o, p, 8)       # scan_string admits no raw quote or control byte: plain bytes
+            o += 8
+            p += 8
+        if p >= e:
+            out.len = o - out.data
+            return 0
+        if p[0] != 92:
+            o[0] = p[0]
+            o += 1
+            p += 1
+        elif p[1] != 92:
+            # a JSON escape of one character, which Go's text then holds as itself
+            if p[1] == 117:
+                hex4(p + 2, &cp)
+                if cp == 34 or cp == 92 or cp == 10 or 0xD800 <= cp <= 0xDFFF:
+                    return GO_JSON_ELSEWHERE
+                o += utf8_put(o, cp)
+                p += 6
+            else:
+                v = _json_simple_escape(p[1])
+                if v == 10 or v == 34 or v == 92:
+                    return GO_JSON_ELSEWHERE
+                o[0] = <uint8_t>v
+                o += 1
+                p += 2
+        else:
+            # "\\": a backslash in Go's text, whose escape letter is the next JSON character
+            if e - p < 3:
+                return GO_JSON_ELSEWHERE
+            g = p[2]
+            if g == 120:
+                if e - p < 5:
+                    return GO_JSON_ELSEWHERE
+                hi = HEX_VAL[p[3]]
+                lo = HEX_VAL[p[4]]
+                if (hi | lo) < 0:      # a JSON escape there is no hex digit as written
+                    return GO_JSON_ELSEWHERE
+                o[0] = <uint8_t>((hi << 4) | lo)
+                o += 1
+                p += 5
+            elif g == 117 or g == 85:
+                width = 4 if g == 117 else 8
+                if e - p < 3 + width:
+                    return GO_JSON_ELSEWHERE
+                cp = 0
+                for k in range(width):
+                    hi = HEX_VAL[p[3 + k]]
+                    if hi < 0:
+                        return GO_JSON_ELSEWHERE
+                    cp = (cp << 4) | <uint32_t>hi
+                if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+                    return GO_JSON_ELSEWHERE
+                o += utf8_put(o, cp)       # at most 4 bytes from at least 7
+                p += 3 + width
+            elif g == 92:
+                # Go's \\ and \" arrive as \\\\ and \\\" (scan_string saw p[3])
+                if p[3] != 92 and p[3] != 34:
+                    return GO_JSON_ELSEWHERE
+                o[0] = p[3]
+                o += 1
+                p += 4
+            else:
+                v = go_simple_escape(g)       # g is raw here: never a quote or a backslash
+                if v < 0:
+                    return GO_JSON_ELSEWHERE
+                o[0] = <uint8_t>v
+                o += 1
+                p += 3
+
+
 cdef int8_t B64_VAL[256]
 cdef const char* B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -680,6 +784,24 @@ def _b64_use_blocks(bint on):
 def _utf8_valid(const uint8_t[::1] data):
     """utf8_valid over a bytes-like object (for the tests: it must agree with Python's decoder)."""
     return bool(utf8_valid(&data[0] if data.shape[0] else <const uint8_t*>"", data.shape[0]))
+
+
+def _go_unquote_json(const uint8_t[::1] data):
+    """Test hook: go_unquote_json over a JSON string's content (as scan_string would pass it):
+    the bytes, or None where it leaves the value to json_unescape + go_unquote."""
+    cdef Buf out
+    cdef int rc
+    cdef const uint8_t* p = &data[0] if data.shape[0] else <const uint8_t*>""
+    memset(&out, 0, sizeof(Buf))
+    rc = go_unquote_json(p, data.shape[0], &out)
+    try:
+        if rc == RC_NO_MEMORY:
+            no_memory("the decoded bytes")
+        if rc == GO_JSON_ELSEWHERE:
+            return None
+        return bytes(out.data[:out.len]) if out.len else b""
+    finally:
+        buf_free(&out)
 
 
 def _byte_codec(str which, const uint8_t[::1] data):
