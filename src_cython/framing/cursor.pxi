@@ -26,6 +26,12 @@ cdef inline uint64_t load_le64(const uint8_t* p) noexcept nogil:
     memcpy(&v, p, 8)
     return TF_FROM_LE64(v)
 
+cdef inline uint64_t has_byte8(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Non-zero if a byte of w equals the byte repeated in pattern; the lowest flagged byte is
+    exact (higher flags can be false after a match)."""
+    cdef uint64_t x = w ^ pattern
+    return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL
+
 
 cdef enum:
     PART_NONE = 0

@@ -271,6 +271,12 @@ cdef int json_unescape(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
         return -1
     o = out.data + out.len
     while p < e:
+        while e - p >= 8 and not has_byte8(load_le64(p), 0x5C5C5C5C5C5C5C5CULL):
+            memcpy(o, p, 8)
+            o += 8
+            p += 8
+        if p >= e:
+            break
         ch = p[0]
         if ch != 92:
             o[0] = ch

@@ -448,15 +448,10 @@ cdef inline int go_simple_escape(uint8_t e) noexcept nogil:
     return -1
 
 
-cdef inline uint64_t _has_byte8(uint64_t w, uint64_t pattern) noexcept nogil:
-    cdef uint64_t x = w ^ pattern
-    return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL
-
-
 cdef inline uint64_t _go_special8(uint64_t w) noexcept nogil:
     """Non-zero if one of the 8 bytes is a backslash, a double quote or a newline."""
-    return _has_byte8(w, 0x5C5C5C5C5C5C5C5CULL) | _has_byte8(w, 0x2222222222222222ULL) \
-        | _has_byte8(w, 0x0A0A0A0A0A0A0A0AULL)
+    return has_byte8(w, 0x5C5C5C5C5C5C5C5CULL) | has_byte8(w, 0x2222222222222222ULL) \
+        | has_byte8(w, 0x0A0A0A0A0A0A0A0AULL)
 
 
 cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) noexcept nogil:
@@ -569,7 +564,7 @@ cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogi
         return RC_NO_MEMORY
     o = out.data + out.len
     while True:
-        while e - p >= 8 and not _has_byte8(load_le64(p), 0x5C5C5C5C5C5C5C5CULL):
+        while e - p >= 8 and not has_byte8(load_le64(p), 0x5C5C5C5C5C5C5C5CULL):
             memcpy(o, p, 8)       # scan_string admits no raw quote or control byte: plain bytes
             o += 8
             p += 8
