@@ -1093,76 +1093,15 @@ cdef class AvroPlan:
         return 0
 
     cdef int _decimal_text(self, Span* v, const uint8_t* p, Py_ssize_t n, int scale, Err* err) noexcept nogil:
-        """Minimal two's-complement big-endian unscaled bytes → MyDecimal-style text."""
-        cdef uint32_t limbs[24]
-        cdef int nl, k, neg, i
-        cdef uint64_t cur, borrow
-        cdef char digs[240]
-        cdef int nd = 0, pad
-        cdef Py_ssize_t start
-        cdef char* out
-        if n == 0:
-            return fail_at(err, v.off, "empty decimal bytes")
-        if n > 90:
-            return fail_at(err, v.off, "decimal wider than 720 bits")
-        neg = p[0] >= 0x80
-        nl = <int>((n + 3) // 4)
-        memset(limbs, 0, sizeof(limbs))
-        for k in range(<int>n):             # little-endian 32-bit limbs
-            limbs[k // 4] |= (<uint32_t>p[n - 1 - k]) << (8 * (k % 4))
-        if neg:
-            for k in range(nl):
-                limbs[k] = ~limbs[k]
-            if n % 4:
-                limbs[nl - 1] &= (1u << (8 * (n % 4))) - 1
-            k = 0
-            while k < nl:                    # + 1
-                limbs[k] += 1
-                if limbs[k] != 0:
-                    break
-                k += 1
-        # repeated division by 10^9 → 9-digit groups, least significant first
-        while True:
-            i = nl - 1
-            while i >= 0 and limbs[i] == 0:
-                i -= 1
-            if i < 0:
-                break
-            cur = 0
-            while i >= 0:
-                cur = (cur << 32) | limbs[i]
-                limbs[i] = <uint32_t>(cur // 1000000000ULL)
-                cur = cur % 1000000000ULL
-                i -= 1
-            for k in range(9):
-                digs[nd] = <char>(48 + cur % 10)
-                cur //= 10
-                nd += 1
-        while nd > 1 and digs[nd - 1] == 48:
-            nd -= 1
-        if nd == 0:
-            digs[0] = 48
-            nd = 1
-        pad = scale + 1 - nd if scale + 1 > nd else 0
-        if buf_reserve(&self.scratch, nd + pad + 3) < 0:
+        """Avro decimal bytes (the unscaled value) as a text span in the scratch buffer."""
+        cdef const char* why = NULL
+        cdef Py_ssize_t start = self.scratch.len
+        cdef int rc = decimal_bytes_text(p, n, scale, &self.scratch, &why)
+        if rc == RC_NO_MEMORY:
             return _oom(err)
-        start = self.scratch.len
-        out = <char*>(self.scratch.data + start)
-        k = 0
-        if neg:
-            out[k] = 45
-            k += 1
-        for i in range(pad):
-            digs[nd] = 48
-            nd += 1
-        for i in range(nd - 1, -1, -1):
-            if i == scale - 1 and scale > 0:
-                out[k] = 46
-                k += 1
-            out[k] = digs[i]
-            k += 1
-        span_in_scratch(v, start, k)
-        self.scratch.len += k
+        if rc < 0:
+            return fail_at(err, v.off, why)
+        span_in_scratch(v, start, self.scratch.len - start)
         return 0
 
     cdef int _extension(self, Cur* c, AvField* f, AvBranch* b, RecInfo* info, Err* err) noexcept nogil:

@@ -777,6 +777,121 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
 
 # ---- decimals
 
+cdef int decimal_bytes_text(const uint8_t* p, Py_ssize_t n, int scale, Buf* out_buf,
+                            const char** why) noexcept nogil:
+    """Minimal two's-complement big-endian unscaled bytes (an Avro decimal) as MyDecimal-style
+    text appended to out_buf: 0, RC_FAILED with the fault in `why`, or RC_NO_MEMORY."""
+    cdef uint32_t limbs[24]
+    cdef int nl, k, neg, i, nd, cnt, pad, int_len
+    cdef uint64_t cur, mag
+    cdef char digs[240]          # the digits, most significant first, ending at digs[240]
+    cdef int at = 240
+    cdef char* out
+    if n == 0:
+        why[0] = "empty decimal bytes"
+        return RC_FAILED
+    if n > 90:
+        why[0] = "decimal wider than 720 bits"
+        return RC_FAILED
+    neg = p[0] >= 0x80
+    if n <= 8:
+        # up to 8 bytes (DECIMAL(18) and narrower): one 64-bit magnitude, no long division
+        mag = 0
+        for k in range(<int>n):
+            mag = (mag << 8) | p[k]
+        if neg:
+            if n < 8:
+                mag |= ~<uint64_t>0 << (8 * n)
+            mag = ~mag + 1
+        cnt = decimal_digit_count(mag)
+        at -= cnt
+        write_digits(mag, cnt, digs + at)
+    else:
+        nl = <int>((n + 3) // 4)
+        memset(limbs, 0, sizeof(limbs))
+        for k in range(<int>n):             # little-endian 32-bit limbs
+            limbs[k // 4] |= (<uint32_t>p[n - 1 - k]) << (8 * (k % 4))
+        if neg:
+            for k in range(nl):
+                limbs[k] = ~limbs[k]
+            if n % 4:
+                limbs[nl - 1] &= (1u << (8 * (n % 4))) - 1
+            k = 0
+            while k < nl:                    # + 1
+                limbs[k] += 1
+                if limbs[k] != 0:
+                    break
+                k += 1
+        # repeated division by 10^9 → 9-digit groups, least significant first, each written
+        # in place from the end
+        while True:
+            i = nl - 1
+            while i >= 0 and limbs[i] == 0:
+                i -= 1
+            if i < 0:
+                break
+            cur = 0
+            while i >= 0:
+                cur = (cur << 32) | limbs[i]
+                limbs[i] = <uint32_t>(cur // 1000000000ULL)
+                cur = cur % 1000000000ULL
+                i -= 1
+            at -= 9
+            memset(digs + at, 48, 9)
+            cnt = decimal_digit_count(cur)
+            write_digits(cur, cnt, digs + at + 9 - cnt)
+        while at < 239 and digs[at] == 48:
+            at += 1
+        if at == 240:
+            at -= 1
+            digs[at] = 48
+    nd = 240 - at
+    pad = scale + 1 - nd if scale + 1 > nd else 0
+    if buf_reserve(out_buf, nd + pad + 3) < 0:
+        return RC_NO_MEMORY
+    out = <char*>(out_buf.data + out_buf.len)
+    k = 0
+    if neg:
+        out[k] = 45
+        k += 1
+    if pad:                              # |value| < 1: "0." and zeros before the digits
+        out[k] = 48
+        out[k + 1] = 46
+        k += 2
+        memset(out + k, 48, pad - 1)
+        k += pad - 1
+        memcpy(out + k, digs + at, nd)
+        k += nd
+    else:
+        int_len = nd - scale
+        memcpy(out + k, digs + at, int_len)
+        k += int_len
+        if scale > 0:
+            out[k] = 46
+            k += 1
+            memcpy(out + k, digs + at + int_len, scale)
+            k += scale
+    out_buf.len += k
+    return 0
+
+
+def _decimal_bytes_text(const uint8_t[::1] data, int scale):
+    """Test hook: decimal_bytes_text of Avro decimal bytes, as str (or the refusal's reason)."""
+    cdef Buf out
+    cdef const char* why = NULL
+    cdef int rc
+    memset(&out, 0, sizeof(Buf))
+    rc = decimal_bytes_text(&data[0] if data.shape[0] else NULL, data.shape[0], scale, &out, &why)
+    try:
+        if rc == RC_NO_MEMORY:
+            no_memory("the decimal text")
+        if rc < 0:
+            return why.decode()
+        return out.data[:out.len].decode()
+    finally:
+        buf_free(&out)
+
+
 cdef uint128 POW10_128[39]
 
 
