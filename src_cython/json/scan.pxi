@@ -261,6 +261,19 @@ cdef inline Py_ssize_t utf8_put(uint8_t* o, uint32_t cp) noexcept nogil:
     return 4
 
 
+cdef inline int json_simple_escape(uint8_t g) noexcept nogil:
+    """The byte a two-character JSON escape stands for (not \\u), -1 if none."""
+    if g == 34: return 34
+    if g == 92: return 92
+    if g == 47: return 47
+    if g == 98: return 8
+    if g == 102: return 12
+    if g == 110: return 10
+    if g == 114: return 13
+    if g == 116: return 9
+    return -1
+
+
 cdef int json_unescape(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
     """Append the unescaped bytes of a string span already validated by scan_string."""
     cdef const uint8_t* e = p + n
@@ -293,18 +306,7 @@ cdef int json_unescape(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
             o += utf8_put(o, cp)
             continue
-        if ch == 98:
-            o[0] = 8
-        elif ch == 102:
-            o[0] = 12
-        elif ch == 110:
-            o[0] = 10
-        elif ch == 114:
-            o[0] = 13
-        elif ch == 116:
-            o[0] = 9
-        else:
-            o[0] = ch
+        o[0] = <uint8_t>json_simple_escape(ch)
         o += 1
         p += 2
     out.len = o - out.data

@@ -175,7 +175,6 @@ cdef int int_to_text(const IntVal* v, char* out) noexcept nogil:
     return k + nd
 
 
-
 def _int_text(uint64_t magnitude, bint negative):
     """Test hook: int_to_text of a sign and a magnitude, as bytes."""
     cdef IntVal v
@@ -184,6 +183,8 @@ def _int_text(uint64_t magnitude, bint negative):
     v.neg = negative
     return out[:int_to_text(&v, out)]
 
+
+# ---- floats
 cdef int json_number_syntax(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     cdef Cur c
     cdef Span s

@@ -535,19 +535,6 @@ cdef enum:
     GO_JSON_ELSEWHERE = 1     # go_unquote_json: not its subset; the two passes decide
 
 
-cdef inline int _json_simple_escape(uint8_t g) noexcept nogil:
-    """The byte a two-character JSON escape stands for (not \\u), -1 if none."""
-    if g == 34: return 34
-    if g == 92: return 92
-    if g == 47: return 47
-    if g == 98: return 8
-    if g == 102: return 12
-    if g == 110: return 10
-    if g == 114: return 13
-    if g == 116: return 9
-    return -1
-
-
 cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
     """go_unquote(json_unescape(p[:n])) in one pass, for a JSON string's content that scan_string
     accepted: 0 with the bytes appended to `out`, RC_NO_MEMORY, or GO_JSON_ELSEWHERE (`out` as it
@@ -584,7 +571,7 @@ cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogi
                 o += utf8_put(o, cp)
                 p += 6
             else:
-                v = _json_simple_escape(p[1])
+                v = json_simple_escape(p[1])
                 if v == 10 or v == 34 or v == 92:
                     return GO_JSON_ELSEWHERE
                 o[0] = <uint8_t>v
