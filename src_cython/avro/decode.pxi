@@ -772,7 +772,13 @@ cdef class AvroPlan:
             return RUN_STOP      # the front end rejects a keyed checkpoint
         elif vp[0] == AVRO_FRAME_DELETE and (kn < 1 or kp[0] != AVRO_FRAME_RECORD):
             return RUN_STOP
-        memset(&info, 0, sizeof(RecInfo))
+        # every other field of info is read only under its has_ flag
+        info.has_commit_ts = 0
+        info.has_op = 0
+        info.has_checksum = 0
+        info.has_corrupted = 0
+        info.has_ckver = 0
+        info.commit_ts_at = 0
         self.conv_target = -1
         self.scratch.len = 0
         self.core.names.len = 0
