@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from ticdc_fast import _impl
 from ticdc_fast.testing.open_encoder import go_quote
 
 pytestmark = pytest.mark.cython
@@ -90,6 +91,7 @@ def test_random_mixtures_of_escapes_agree():
     assert answered > 2000
 
 
+@pytest.mark.skipif(_impl.PURE_FORCED, reason="TICDC_FAST_PURE=1: differential core-vs-twin test")
 def test_escapes_at_every_offset_decode_alike_in_both_implementations():
     """Through the open decoder: text and binary values with an escape at every offset around the
     8-byte steps of json_unescape and go_unquote_json, generic output of core and twin equal,
