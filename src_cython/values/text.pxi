@@ -454,14 +454,29 @@ cdef inline uint64_t _go_special8(uint64_t w) noexcept nogil:
         | has_byte8(w, 0x0A0A0A0A0A0A0A0AULL)
 
 
+cdef inline int go_rune_digits(const uint8_t* p, int width, uint32_t* cp) noexcept nogil:
+    """The rune of a Go \\u (4) or \\U (8) escape's hex digits at p: 0, -1 if a digit is not
+    hex, -2 if the rune is a surrogate or beyond U+10FFFF."""
+    cdef int k, d
+    cp[0] = 0
+    for k in range(width):
+        d = HEX_VAL[p[k]]
+        if d < 0:
+            return -1
+        cp[0] = (cp[0] << 4) | <uint32_t>d
+    if cp[0] > 0x10FFFF or 0xD800 <= cp[0] <= 0xDFFF:
+        return -2
+    return 0
+
+
 cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) noexcept nogil:
     """Invert Go strconv.Quote (quotes already removed) into raw bytes appended to `out`: 0,
     RC_FAILED with the fault in `why`, or RC_NO_MEMORY (`why` untouched)."""
     cdef const uint8_t* e = p + n
     cdef uint8_t* o
-    cdef int v, a, b, d
+    cdef int v
     cdef uint32_t cp
-    cdef int width, k
+    cdef int width
     if buf_reserve(out, n) < 0:   # unquoting never grows the text
         return RC_NO_MEMORY
     o = out.data + out.len
@@ -512,14 +527,9 @@ cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) 
             if e - p < 2 + width:
                 why[0] = "invalid \\u escape"
                 return -1
-            cp = 0
-            for k in range(width):
-                if HEX_VAL[p[2 + k]] < 0:
-                    why[0] = "invalid \\u escape"
-                    return -1
-                cp = (cp << 4) | <uint32_t>HEX_VAL[p[2 + k]]
-            if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
-                why[0] = "invalid rune in \\u escape"
+            v = go_rune_digits(p + 2, width, &cp)
+            if v < 0:
+                why[0] = "invalid \\u escape" if v == -1 else "invalid rune in \\u escape"
                 return -1
             # a \u escape of 4 hex digits yields at most 3 bytes from 6; 8 digits at most 4 from 10
             o += utf8_put(o, cp)
@@ -545,7 +555,7 @@ cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogi
     cdef const uint8_t* e = p + n
     cdef uint8_t* o
     cdef uint32_t cp
-    cdef int v, hi, lo, width, k
+    cdef int v, hi, lo, width
     cdef uint8_t g
     if buf_reserve(out, n) < 0:   # neither pass grows the text
         return RC_NO_MEMORY
@@ -596,13 +606,7 @@ cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogi
                 width = 4 if g == 117 else 8
                 if e - p < 3 + width:
                     return GO_JSON_ELSEWHERE
-                cp = 0
-                for k in range(width):
-                    hi = HEX_VAL[p[3 + k]]
-                    if hi < 0:
-                        return GO_JSON_ELSEWHERE
-                    cp = (cp << 4) | <uint32_t>hi
-                if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+                if go_rune_digits(p + 3, width, &cp) < 0:
                     return GO_JSON_ELSEWHERE
                 o += utf8_put(o, cp)       # at most 4 bytes from at least 7
                 p += 3 + width
