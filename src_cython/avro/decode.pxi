@@ -669,8 +669,8 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _prepare_arrow_body(self, keys, values):
-        """Point at the messages of two Arrow large_binary arrays (zero copy; they must stay
-        alive until run_prepared is done)."""
+        """Point at the messages of two Arrow binary or large_binary arrays (zero copy; they
+        must stay alive until run_prepared is done)."""
         if len(keys) != len(values):
             raise ValueError(f"{len(keys)} keys but {len(values)} values")
         input_fill(&self.arrow_keys, keys, 0, False)

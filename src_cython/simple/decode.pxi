@@ -598,8 +598,9 @@ cdef class SimplePlan:
 
     cdef object _run_body(self, values, Py_ssize_t start, Py_ssize_t msg_base=0):
         """Decode values[start:] while they are DML with registered schemas; return the index of
-        the first message left to the caller.  ``values`` is a list of bytes or a large_binary
-        Arrow array without nulls (read in place; it must stay alive until ``finish``)."""
+        the first message left to the caller.  ``values`` is a list of bytes or a binary or
+        large_binary Arrow array without nulls (read in place; it must stay alive until
+        ``finish``)."""
         cdef Py_ssize_t n = len(values), i, k, total, saved
         cdef Err* err = &self.core.err
         cdef ColumnSet* cs = &self.core.cols

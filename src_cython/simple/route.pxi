@@ -60,8 +60,8 @@ cdef int _avro_route(const uint8_t* p, Py_ssize_t n, const uint8_t** names, cons
 
 
 def simple_routes(values, tables, bint avro):
-    """The route of each message of ``values`` (a list of bytes/None or a large_binary array) as
-    int32 bytes: the index of its table in ``tables`` (``[(database, table)]`` as UTF-8 bytes),
+    """The route of each message of ``values`` (a list of bytes/None or a binary or large_binary
+    array) as int32 bytes: the index of its table in ``tables`` (``[(database, table)]`` as UTF-8 bytes),
     ROUTE_ALL (-1) for a WATERMARK, ROUTE_UNLISTED (-2), or ROUTE_ASK (-3): the front end decides."""
     cdef Py_ssize_t n = len(values), i
     cdef int count = len(tables), k

@@ -12,7 +12,7 @@ from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_large_binary, as_pylist, check_extras,
+from .._frontend import (counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_binary_chunk, offsets64, as_pylist, check_extras,
                          is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -254,9 +254,9 @@ class AvroDecoder:
     def _decode_arrow(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         """Zero-copy input: the core reads the Arrow buffers; only the rare messages the fast path
         leaves (new schema ids, DDL values, errors) are materialised as bytes."""
-        values = as_large_binary(values)
+        values = as_binary_chunk(values)
         n = len(values)
-        keys = as_large_binary(keys) if keys is not None else pa.nulls(n, pa.large_binary())
+        keys = as_binary_chunk(keys) if keys is not None else pa.nulls(n, pa.large_binary())
         if len(keys) != n:
             raise DecodeError(f"{len(keys)} keys but {n} values")
         check_extras(n, partitions, offsets)
@@ -373,10 +373,10 @@ class AvroRouter:
 
     def __call__(self, keys, values):
         import numpy as np
-        values = as_large_binary(values if isinstance(values, pa.Array) else pa.array(values, pa.large_binary()))
+        values = as_binary_chunk(values if isinstance(values, pa.Array) else pa.array(values, pa.large_binary()))
         n = len(values)
         bufs = values.buffers()
-        offs = np.frombuffer(bufs[1], np.int64)[values.offset:values.offset + n + 1]
+        offs = offsets64(values)
         data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
         starts, lens = offs[:-1], offs[1:] - offs[:-1]
         framed = lens >= 5

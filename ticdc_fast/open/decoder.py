@@ -14,7 +14,7 @@ from .. import claim_check
 from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, as_binary_chunk, offsets64, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -336,11 +336,10 @@ def _contiguous(seq, part: str):
         if seq.null_count:
             first = seq.is_null().index(True).as_py()
             raise DecodeError(f"null {part}", first, part=part)
-        arr = seq.cast(pa.large_binary())
-        bufs = arr.buffers()
-        off = pa.Array.from_buffers(pa.int64(), len(arr) + 1, [None, bufs[1]], offset=arr.offset)
-        data = bufs[2] if bufs[2] is not None else pa.py_buffer(b"")
-        return data, off
+        arr = as_binary_chunk(seq)
+        data = arr.buffers()[2]
+        off = pa.array(offsets64(arr), pa.int64())    # binary: its int32 offsets widened, no cast
+        return data if data is not None else pa.py_buffer(b""), off
     items = list(seq)
     for i, item in enumerate(items):
         if item is None:

@@ -24,7 +24,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_large_binary, as_pylist, check_extras, is_binary_array,
+from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_binary_chunk, as_pylist, check_extras, is_binary_array,
                          with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -469,7 +469,7 @@ class SimpleDecoder:
         check_extras(n, parts, offs)
         if self.implementation == "cython" and self._compression == "none" and is_binary_array(values):
             # zero copy: the core reads the Arrow buffers; only messages it leaves become bytes
-            arr = as_large_binary(values)
+            arr = as_binary_chunk(values)
             if arr.null_count:
                 self._null_value(arr.is_null().to_pylist().index(True))
             values, message = arr, (lambda j: arr[j].as_py())

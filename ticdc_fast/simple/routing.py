@@ -19,7 +19,7 @@ import orjson
 
 from .. import _impl
 from .._avro_binary import AvroError, Reader
-from .._frontend import as_large_binary, is_binary_array
+from .._frontend import as_binary_chunk, is_binary_array
 from .._json_fallback import stdlib_loads
 from ..compression import decompress
 from ..errors import DecodeError
@@ -50,7 +50,7 @@ class SimpleRouter:
         if self._core is None:
             return np.fromiter((self.route_one(v) for v in _as_list(values)), np.int32, len(values))
         if is_binary_array(values):
-            values = as_large_binary(values)
+            values = as_binary_chunk(values)
         elif not isinstance(values, list):
             values = _as_list(values)
         codes = np.frombuffer(self._core.simple_routes(values, self._names, self._avro), np.int32).copy()
