@@ -298,11 +298,13 @@ cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
     return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1))
 
 
-cdef inline int fix_push(FixCol* c, const void* src) noexcept nogil:
-    # 8-byte values with room reserved: a single move, inlined at every call site
-    if c.width == 8 and c.data.len + 8 <= c.data.cap and c.lazy == 0:
-        memcpy(c.data.data + c.data.len, src, 8)
-        c.data.len += 8
+cdef inline int fix_push(FixCol* c, const void* src, int n) noexcept nogil:
+    """One value of n bytes (a constant where this is inlined: every caller pushes a typed
+    variable), written with a single move when it is the column's width and room is reserved;
+    otherwise _fix_push_any copies the column's width from src."""
+    if c.width == n and c.data.len + n <= c.data.cap and c.lazy == 0:
+        memcpy(c.data.data + c.data.len, src, n)
+        c.data.len += n
         c.n += 1
         return bits_push(&c.valid, 1)
     return _fix_push_any(c, src)

@@ -446,7 +446,7 @@ cdef class AvroPlan:
             return fail_at(err, off, "decimal wider than 720 bits")
         if (b.dec_scale if b.dec_scale >= 0 else f.scale) == self.core.scales[j] \
                 and twos_to_decimal128(raw.p, raw.n, self.core.precisions[j], limbs) == 0:
-            return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else RC_NO_MEMORY
+            return 0 if fix_push(&self.core.t_fix[j], limbs, sizeof(limbs)) == 0 else RC_NO_MEMORY
         c.pos = c.start + off                    # read again by the text rules, which word the error
         return self._direct_convert(c, f, b, off, err)
 
@@ -468,7 +468,7 @@ cdef class AvroPlan:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
             f32 = <float>f64                     # a float read as a double: exact
-            return 0 if fix_push(&self.core.t_fix[j], &f32) == 0 else RC_NO_MEMORY
+            return 0 if fix_push(&self.core.t_fix[j], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
         if f.direct == D_INT:
             if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
@@ -490,7 +490,7 @@ cdef class AvroPlan:
         if f.direct == D_F64:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
-            return 0 if fix_push(&self.core.t_fix[j], &f64) == 0 else RC_NO_MEMORY
+            return 0 if fix_push(&self.core.t_fix[j], &f64, sizeof(f64)) == 0 else RC_NO_MEMORY
         if avro_string(c, &raw, err) < 0:
             return -1
         return 0 if var_push(&self.core.t_var[j], raw.p, raw.n) == 0 else RC_NO_MEMORY
@@ -631,9 +631,9 @@ cdef class AvroPlan:
             fix_push_null(&cs.fix[CS_TS])
         else:
             v64 = row[_C.COL_COMMIT_TS]
-            fix_push(&cs.fix[CS_TS], &v64)
+            fix_push(&cs.fix[CS_TS], &v64, sizeof(v64))
         m32 = row["_msg"]
-        fix_push(&cs.fix[CS_MSG], &m32)
+        fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32))
         fix_push_bool(&cs.fix[CS_HKO], 0)
         _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
         _push_py_text(&cs.var[CS_CCL], None)
@@ -641,7 +641,7 @@ cdef class AvroPlan:
             fix_push_null(&cs.fix[self.col_ddl_type])
         else:
             m32 = row[_C.COL_DDL_TYPE]
-            fix_push(&cs.fix[self.col_ddl_type], &m32)
+            fix_push(&cs.fix[self.col_ddl_type], &m32, sizeof(m32))
         var_push_null(&cs.var[self.col_checksum])
         fix_push_null(&cs.fix[self.col_corrupted])
         fix_push_null(&cs.fix[self.col_ckver])
@@ -1079,7 +1079,7 @@ cdef class AvroPlan:
         if e.v.kind == J_RAWDEC:
             if self.core.writers[j] == W_DECIMAL128 and e.v.scale == self.core.scales[j] \
                     and twos_to_decimal128(e.v.p, e.v.n, self.core.precisions[j], limbs) == 0:
-                return 0 if fix_push(&self.core.t_fix[j], limbs) == 0 else _oom(err)
+                return 0 if fix_push(&self.core.t_fix[j], limbs, sizeof(limbs)) == 0 else _oom(err)
             tmp = e[0]
             start = self.scratch.len
             rc = self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.scale, err)
@@ -1185,12 +1185,12 @@ cdef class AvroPlan:
         if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0:
             return _oom(err)
         if info.has_commit_ts:
-            if fix_push(&cs.fix[CS_TS], &info.commit_ts) < 0:
+            if fix_push(&cs.fix[CS_TS], &info.commit_ts, sizeof(info.commit_ts)) < 0:
                 return _oom(err)
         elif fix_push_null(&cs.fix[CS_TS]) < 0:
             return _oom(err)
         m32 = <int32_t>msg
-        if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], 0) < 0:
+        if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], 0) < 0:
             return _oom(err)
         if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[CS_CCL]) < 0 or fix_push_null(&cs.fix[self.col_ddl_type]) < 0:
             return _oom(err)
@@ -1206,17 +1206,17 @@ cdef class AvroPlan:
         elif fix_push_null(&cs.fix[self.col_corrupted]) < 0:
             return _oom(err)
         if info.has_checksum and info.has_ckver:
-            if fix_push(&cs.fix[self.col_ckver], &info.ckver) < 0:
+            if fix_push(&cs.fix[self.col_ckver], &info.ckver, sizeof(info.ckver)) < 0:
                 return _oom(err)
         elif fix_push_null(&cs.fix[self.col_ckver]) < 0:
             return _oom(err)
         if kplan >= 0:
-            if fix_push(&cs.fix[self.col_key_id], &self.wplans[kplan].schema_id) < 0:
+            if fix_push(&cs.fix[self.col_key_id], &self.wplans[kplan].schema_id, sizeof(int32_t)) < 0:
                 return _oom(err)
         elif fix_push_null(&cs.fix[self.col_key_id]) < 0:
             return _oom(err)
         if value_id_plan >= 0:
-            if fix_push(&cs.fix[self.col_value_id], &self.wplans[value_id_plan].schema_id) < 0:
+            if fix_push(&cs.fix[self.col_value_id], &self.wplans[value_id_plan].schema_id, sizeof(int32_t)) < 0:
                 return _oom(err)
         elif fix_push_null(&cs.fix[self.col_value_id]) < 0:
             return _oom(err)

@@ -541,10 +541,10 @@ cdef class OpenPlan:
         # a copy: the column arrays never move during a call, and a local lets the compiler keep
         # their addresses in registers across the appends (a store into a buffer may alias a field)
         cs = self.core.cols
-        if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&cs.fix[CS_TS], &key.ts) < 0:
+        if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&cs.fix[CS_TS], &key.ts, sizeof(key.ts)) < 0:
             return RC_NO_MEMORY
         m32 = <int32_t>msg
-        if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], hko) < 0 \
+        if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], hko) < 0 \
                 or fix_push_bool(&cs.fix[self.col_bic], self.before_incomplete) < 0:
             return RC_NO_MEMORY
         rc = self.core._push_text(CS_DDL, &q, err)
@@ -573,8 +573,9 @@ cdef class OpenPlan:
         if rc < 0:
             return rc
         m32 = <int32_t>qt
-        if (_push_opt(&cs.fix[self.col_ddl_type], &m32, has_qt) < 0 or _push_opt(&cs.fix[self.col_rid], &key.rid, key.has_rid) < 0
-                or _push_opt(&cs.fix[self.col_ptn], &key.ptn, key.has_ptn) < 0):
+        if (_push_opt(&cs.fix[self.col_ddl_type], &m32, sizeof(m32), has_qt) < 0
+                or _push_opt(&cs.fix[self.col_rid], &key.rid, sizeof(key.rid), key.has_rid) < 0
+                or _push_opt(&cs.fix[self.col_ptn], &key.ptn, sizeof(key.ptn), key.has_ptn) < 0):
             return RC_NO_MEMORY
         return 0
 

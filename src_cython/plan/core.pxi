@@ -922,17 +922,17 @@ cdef class PlanCore:
         v64 = int_value(iv)
         if w == W_INT8 or w == W_UINT8:
             i8 = <int8_t>v64
-            if fix_push(fc, &i8) < 0:
+            if fix_push(fc, &i8, sizeof(i8)) < 0:
                 return _oom(err)
         elif w == W_INT16 or w == W_UINT16:
             i16 = <int16_t>v64
-            if fix_push(fc, &i16) < 0:
+            if fix_push(fc, &i16, sizeof(i16)) < 0:
                 return _oom(err)
         elif w == W_INT32 or w == W_UINT32:
             i32 = <int32_t>v64
-            if fix_push(fc, &i32) < 0:
+            if fix_push(fc, &i32, sizeof(i32)) < 0:
                 return _oom(err)
-        elif fix_push(fc, &v64) < 0:
+        elif fix_push(fc, &v64, sizeof(v64)) < 0:
             return _oom(err)
         return 0
 
@@ -999,10 +999,10 @@ cdef class PlanCore:
             f = <float>x
             if isinf(f) or <double>f != x:
                 return fail_at(err, off, "value not exact as float32")
-            if fix_push(&self.t_fix[j], &f) < 0:
+            if fix_push(&self.t_fix[j], &f, sizeof(f)) < 0:
                 return _oom(err)
             return 0
-        if fix_push(&self.t_fix[j], &x) < 0:
+        if fix_push(&self.t_fix[j], &x, sizeof(x)) < 0:
             return _oom(err)
         return 0
 
@@ -1029,7 +1029,7 @@ cdef class PlanCore:
         if decimal_parse(p, n, self.precisions[j], self.scales[j],
                          2 if self.writers[j] == W_DECIMAL128 else 4, limbs, &why) < 0:
             return fail_at(err, off, why)
-        if fix_push(&self.t_fix[j], limbs) < 0:
+        if fix_push(&self.t_fix[j], limbs, 16 if self.writers[j] == W_DECIMAL128 else 32) < 0:
             return _oom(err)
         return 0
 
@@ -1073,7 +1073,7 @@ cdef class PlanCore:
         if parse_date_days(p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
         i32 = <int32_t>v64
-        if fix_push(&self.t_fix[j], &i32) < 0:
+        if fix_push(&self.t_fix[j], &i32, sizeof(i32)) < 0:
             return _oom(err)
         return 0
 
@@ -1092,7 +1092,7 @@ cdef class PlanCore:
             return fail_at(err, e.v.off, why)
         if kind == K_TIMESTAMP:
             v64 = self._wall_to_utc(v64)
-        if fix_push(&self.t_fix[j], &v64) < 0:
+        if fix_push(&self.t_fix[j], &v64, sizeof(v64)) < 0:
             return _oom(err)
         return 0
 
@@ -1107,7 +1107,7 @@ cdef class PlanCore:
             return rc
         if parse_time_us(p, n, &v64, &why) < 0:
             return fail_at(err, e.v.off, why)
-        if fix_push(&self.t_fix[j], &v64) < 0:
+        if fix_push(&self.t_fix[j], &v64, sizeof(v64)) < 0:
             return _oom(err)
         return 0
 
@@ -1145,17 +1145,17 @@ cdef class PlanCore:
                 return fail_at(err, e.v.off, "integer out of range")
             if w == W_DECIMAL128 and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM) \
                     and _int_to_decimal128(&iv, self.precisions[j], self.scales[j], limbs) == 0:
-                return 0 if fix_push(&self.t_fix[j], limbs) == 0 else _oom(err)
+                return 0 if fix_push(&self.t_fix[j], limbs, sizeof(limbs)) == 0 else _oom(err)
             tn = int_to_text(&iv, txt)
         else:
             memcpy(&x, &e.v.n, 8)
             if w == W_FLOAT64 and (e.t == T_FLOAT or e.t == T_DOUBLE):
-                return 0 if fix_push(&self.t_fix[j], &x) == 0 else _oom(err)
+                return 0 if fix_push(&self.t_fix[j], &x, sizeof(x)) == 0 else _oom(err)
             if w == W_FLOAT32 and (e.t == T_FLOAT or e.t == T_DOUBLE):
                 f = <float>x
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
-                return 0 if fix_push(&self.t_fix[j], &f) == 0 else _oom(err)
+                return 0 if fix_push(&self.t_fix[j], &f, sizeof(f)) == 0 else _oom(err)
             tn = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
         # the text form, for string/decimal/bool targets and for errors worded like the twin's
         tmp[0] = e[0]

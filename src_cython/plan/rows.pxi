@@ -168,9 +168,9 @@ cdef inline int _close_integer_text(VarCol* out, const IntVal* iv, const uint8_t
     return _close(out, 1, err)
 
 
-cdef inline int _push_opt(FixCol* c, const void* v, int has) noexcept nogil:
+cdef inline int _push_opt(FixCol* c, const void* v, int n, int has) noexcept nogil:
     if has:
-        return fix_push(c, v)
+        return fix_push(c, v, n)
     return fix_push_null(c)
 
 

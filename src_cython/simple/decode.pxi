@@ -556,9 +556,9 @@ cdef class SimplePlan:
         op = row[_C.COL_OP].encode()
         var_push(&cs.var[CS_OP], <const char*>op, len(op))
         v64 = row[_C.COL_COMMIT_TS]
-        fix_push(&cs.fix[CS_TS], &v64)
+        fix_push(&cs.fix[CS_TS], &v64, sizeof(v64))
         m32 = row["_msg"]
-        fix_push(&cs.fix[CS_MSG], &m32)
+        fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32))
         fix_push_bool(&cs.fix[CS_HKO], 0)
         _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
         _push_py_text(&cs.var[CS_CCL], None)
@@ -1362,10 +1362,10 @@ cdef class SimplePlan:
             if not self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
                                           <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len):
                 return RUN_OK
-        if var_push(&cs.var[CS_OP], OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&cs.fix[CS_TS], &d.commit_ts) < 0:
+        if var_push(&cs.var[CS_OP], OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&cs.fix[CS_TS], &d.commit_ts, sizeof(d.commit_ts)) < 0:
             return _oom(err)
         m32 = <int32_t>msg
-        if fix_push(&cs.fix[CS_MSG], &m32) < 0 or fix_push_bool(&cs.fix[CS_HKO], d.hko and d.ccl.kind != J_STR) < 0:
+        if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], d.hko and d.ccl.kind != J_STR) < 0:
             return _oom(err)
         if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[self.col_ddl_type]) < 0 \
                 or var_push_null(&cs.var[self.col_table_schema]) < 0 or var_push_null(&cs.var[self.col_raw]) < 0:
@@ -1375,15 +1375,15 @@ cdef class SimplePlan:
             return rc
         if d.ck_fault != CK_OK:
             return fail_at(err, d.ck_fault_at, CK_FAULT_TEXT[d.ck_fault])
-        if fix_push(&cs.fix[self.col_schema_version], &d.schema_version) < 0 \
-                or _push_opt(&cs.fix[self.col_table_id], &d.table_id, d.has_table_id) < 0 \
-                or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, d.has_build_ts) < 0 \
+        if fix_push(&cs.fix[self.col_schema_version], &d.schema_version, sizeof(d.schema_version)) < 0 \
+                or _push_opt(&cs.fix[self.col_table_id], &d.table_id, sizeof(d.table_id), d.has_table_id) < 0 \
+                or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, sizeof(d.build_ts), d.has_build_ts) < 0 \
                 or fix_push_bool(&cs.fix[self.col_undecodable], 0) < 0:
             return _oom(err)
         if d.has_ck:
             ck32 = <int32_t>d.ck_version
-            if fix_push(&cs.fix[self.col_ck_version], &ck32) < 0 or fix_push_bool(&cs.fix[self.col_ck_corrupted], d.ck_corrupted) < 0 \
-                    or fix_push(&cs.fix[self.col_ck_current], &d.ck_current) < 0 or fix_push(&cs.fix[self.col_ck_previous], &d.ck_previous) < 0:
+            if fix_push(&cs.fix[self.col_ck_version], &ck32, sizeof(ck32)) < 0 or fix_push_bool(&cs.fix[self.col_ck_corrupted], d.ck_corrupted) < 0 \
+                    or fix_push(&cs.fix[self.col_ck_current], &d.ck_current, sizeof(d.ck_current)) < 0 or fix_push(&cs.fix[self.col_ck_previous], &d.ck_previous, sizeof(d.ck_previous)) < 0:
                 return _oom(err)
         elif fix_push_null(&cs.fix[self.col_ck_version]) < 0 or fix_push_null(&cs.fix[self.col_ck_corrupted]) < 0 \
                 or fix_push_null(&cs.fix[self.col_ck_current]) < 0 or fix_push_null(&cs.fix[self.col_ck_previous]) < 0:
@@ -1556,7 +1556,7 @@ cdef class SimplePlan:
                 return self.core._unknown_zone(e.zone, e, err)
             utc = wall - zone_offset(self.core.zone_bounds[e.zone], self.core.zone_offsets[e.zone],
                                       self.core.zone_n[e.zone], wall)
-            if fix_push(&self.core.t_fix[j], &utc) < 0:
+            if fix_push(&self.core.t_fix[j], &utc, sizeof(utc)) < 0:
                 return _oom(err)
             return 0
         if e.v.kind != J_STR:
@@ -1613,10 +1613,10 @@ cdef class SimplePlan:
                 f = <float>x
                 if isinf(f) or <double>f != x:
                     return fail_at(err, e.v.off, "value not exact as float32")
-                if fix_push(&self.core.t_fix[j], &f) < 0:
+                if fix_push(&self.core.t_fix[j], &f, sizeof(f)) < 0:
                     return _oom(err)
                 return 0
-            if fix_push(&self.core.t_fix[j], &x) < 0:
+            if fix_push(&self.core.t_fix[j], &x, sizeof(x)) < 0:
                 return _oom(err)
             return 0
         return self.core._convert(e, j, err)
@@ -1703,7 +1703,7 @@ cdef void _push_py_int(FixCol* col, object v, int width):
         fix_push_null(col)
     else:
         x = v
-        fix_push(col, &x)
+        fix_push(col, &x, sizeof(x))
 
 
 cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo* d, Err* err) noexcept nogil:
