@@ -86,6 +86,7 @@ cdef struct WPlan:
     int* entry_at          # per flat field: its entry in the image last read with this plan
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
+    int own_table          # typed: its (database, table) is the target table, looked up once
     int direct             # some fields of this (value) plan are written straight to their targets
     int all_direct         # ... and every target has such a field: _emit_typed has nothing left
 
@@ -304,6 +305,8 @@ cdef class AvroPlan:
         p.tbl_len = len(tb)
         if buf_append(&self.keys, <const char*>tb, len(tb)) < 0:
             no_memory("a table name")
+        p.own_table = self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
+                                             <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len)
         return 0
 
     cdef int _reserve_id_slots(self, Py_ssize_t n) except -1:
@@ -1163,8 +1166,7 @@ cdef class AvroPlan:
         cdef ColEntry* e
         cdef ColumnSet cs = self.core.cols     # a copy: see SimplePlan._emit_dml
         if self.core.typed and op != OP_RESOLVED:
-            if tp == NULL or not self.core.is_own_table(<const uint8_t*>(self.keys.data + tp.db_off), tp.db_len,
-                                                        <const uint8_t*>(self.keys.data + tp.tbl_off), tp.tbl_len):
+            if tp == NULL or not tp.own_table:
                 return RUN_OK
             if self.extra_error and tp != NULL and not tp.extra_checked:
                 e = NULL
