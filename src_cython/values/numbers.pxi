@@ -893,6 +893,20 @@ def _decimal_bytes_text(const uint8_t[::1] data, int scale):
         buf_free(&out)
 
 
+def _decimal_parse(bytes text, int precision, int scale, int limbs):
+    """Test hook: decimal_parse of MyDecimal text as the signed unscaled int its 2 or 4 limbs
+    hold (or the refusal's reason, a str)."""
+    cdef uint64_t out[4]
+    cdef const char* why = NULL
+    cdef int k
+    if limbs != 2 and limbs != 4:
+        raise ValueError("limbs is 2 or 4")
+    if decimal_parse(<const uint8_t*><const char*>text, len(text), precision, scale, limbs, out, &why) < 0:
+        return why.decode()
+    return int.from_bytes(b"".join([(<object>out[k]).to_bytes(8, "little") for k in range(limbs)]), "little",
+                          signed=True)
+
+
 cdef uint128 POW10_128[39]
 
 
@@ -931,10 +945,10 @@ cdef int decimal_parse(const uint8_t* p, Py_ssize_t n, int precision, int scale,
                        uint64_t* out, const char** why) noexcept nogil:
     """MyDecimal text → unscaled two's complement little-endian limbs (2 or 4), exactly."""
     cdef const uint8_t* e = p + n
-    cdef int neg = 0, int_digits = 0, frac_digits = 0, i, k, sig = 0
+    cdef int neg = 0, int_digits = 0, frac_digits = 0, i, k, sig = 0, used
     cdef const uint8_t* ip
     cdef const uint8_t* fp = NULL
-    cdef uint64_t carry, lo, hi
+    cdef uint64_t carry, lo, hi, acc
     cdef uint128 t
     if p < e and p[0] == 45:
         neg = 1
@@ -965,6 +979,26 @@ cdef int decimal_parse(const uint8_t* p, Py_ssize_t n, int precision, int scale,
                 return -1
     for k in range(limbs):
         out[k] = 0
+    if int_digits + scale <= 19:
+        # the unscaled value is below 10^19 < 2^64 (DECIMAL(12,2), DECIMAL(18,4)...): one word,
+        # no limb arithmetic per digit; same value and refusals as the loop below
+        used = frac_digits if frac_digits < scale else scale
+        acc = 0
+        for i in range(int_digits):
+            acc = acc * 10 + (ip[i] - 48)
+        for i in range(used):
+            acc = acc * 10 + (fp[i] - 48)
+        acc *= POW10_U64[scale - used]
+        if acc and decimal_digit_count(acc) > precision:
+            why[0] = "decimal exceeds the target precision"
+            return -1
+        if neg and acc:
+            out[0] = 0 - acc
+            for k in range(1, limbs):
+                out[k] = 0xFFFFFFFFFFFFFFFFULL
+        else:
+            out[0] = acc
+        return 0
     # digits: int part, then min(frac, scale) fraction digits, then zero padding to `scale`
     for i in range(int_digits + scale):
         if i < int_digits:
