@@ -86,3 +86,31 @@ def test_exact_halfway_points_round_to_even(parse):
 
 def test_edges(parse):
     _check(parse, EDGES)
+
+
+def test_digit_runs_of_every_length(parse):
+    """Integer and fraction parts of 0-25 digits, with runs of leading zeros: exact values, and
+    the 19-digit path taken for every mantissa of at most 19 significant digits but never past
+    them (strtod decides those)."""
+    rnd = random.Random(8)
+    texts, short = [], 0
+    for int_len in range(0, 26):
+        for frac_len in range(0, 26):
+            if int_len + frac_len == 0:
+                continue
+            for zeros in (0, 3, 9, 17):
+                digits = ("0" * zeros + "".join(rnd.choice("0123456789") for _ in range(int_len + frac_len)))
+                digits = digits[-(int_len + frac_len):] if zeros < int_len + frac_len else digits[:int_len + frac_len]
+                whole, frac = digits[:int_len] or "0", digits[int_len:]
+                text = whole + ("." + frac if frac else "")
+                texts += [text.encode(), b"-" + text.encode()]
+                short += 2 * (len(digits.lstrip("0")) <= 19)
+    got = parse(texts)
+    for t, (v, _fast) in zip(texts, got):
+        assert v is not None and _bits(v) == _bits(float(t)), t
+    fast_short = sum(f for t, (_, f) in zip(texts, got)
+                     if len(t.lstrip(b"-").replace(b".", b"").lstrip(b"0")) <= 19)
+    assert fast_short > 0.95 * short
+    # more than 19 significant digits never takes the 19-digit path
+    assert not any(f for t, (_, f) in zip(texts, got)
+                   if len(t.lstrip(b"-").replace(b".", b"").lstrip(b"0")) > 19)
