@@ -6,9 +6,10 @@ its order, and the Cython core builds its column set from it when a plan is comp
 list is written out anywhere else).  Names come from ``_constants``.
 
 A protocol in one mode is a ``Layout``: the protocol's own columns before the table's typed
-columns (``head``), after them (``tail``), and the columns the core fills in that mode although
-the output leaves them out (``unused``: its row writers are shared by both modes; the twins
-ignore them).  Generic output has no table columns, so all of it is ``head``.
+columns (``head``), after them (``tail``), and the columns the core's column set holds in that
+mode although the output leaves them out (``unused``: the column set is the same in both modes;
+the row writers skip these, finish hands them over empty and the front ends never select them;
+the twins ignore them).  Generic output has no table columns, so all of it is ``head``.
 """
 from __future__ import annotations
 

@@ -1157,6 +1157,37 @@ cdef class AvroPlan:
             return 0
         return fail(err, c, "unsupported type for a TiDB extension field")
 
+    cdef int _push_extensions(self, const RecInfo* info, int kplan, Err* err) noexcept nogil:
+        """The row's columns that only generic output has: the TiCDC extension fields and the
+        key schema id.  (`_handle_key_only` and `_claim_check_location`, in every protocol's
+        column set, are in no Avro output: columns.AVRO_*.unused.  No row writes them.)"""
+        cdef ColumnSet* cs = &self.core.cols
+        cdef int rc
+        if fix_push_null(&cs.fix[self.col_ddl_type]) < 0:
+            return _oom(err)
+        if info.has_checksum and info.checksum.n > 0:
+            rc = self.core._push_text(self.col_checksum, &info.checksum, err)
+            if rc < 0:
+                return rc
+        elif var_push_null(&cs.var[self.col_checksum]) < 0:
+            return _oom(err)
+        if info.has_checksum and info.has_corrupted:
+            if fix_push_bool(&cs.fix[self.col_corrupted], info.corrupted) < 0:
+                return _oom(err)
+        elif fix_push_null(&cs.fix[self.col_corrupted]) < 0:
+            return _oom(err)
+        if info.has_checksum and info.has_ckver:
+            if fix_push(&cs.fix[self.col_ckver], &info.ckver, sizeof(info.ckver)) < 0:
+                return _oom(err)
+        elif fix_push_null(&cs.fix[self.col_ckver]) < 0:
+            return _oom(err)
+        if kplan >= 0:
+            if fix_push(&cs.fix[self.col_key_id], &self.wplans[kplan].schema_id, sizeof(int32_t)) < 0:
+                return _oom(err)
+        elif fix_push_null(&cs.fix[self.col_key_id]) < 0:
+            return _oom(err)
+        return 0
+
     cdef int _emit(self, int op, RecInfo* info, int vplan, int value_id_plan, int kplan, Image* after,
                    Image* before, Py_ssize_t msg, Err* err) noexcept nogil:
         cdef WPlan* tp = &self.wplans[vplan] if vplan >= 0 else (&self.wplans[kplan] if kplan >= 0 else NULL)
@@ -1192,31 +1223,14 @@ cdef class AvroPlan:
         elif fix_push_null(&cs.fix[CS_TS]) < 0:
             return _oom(err)
         m32 = <int32_t>msg
-        if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], 0) < 0:
+        if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or var_push_null(&cs.var[CS_DDL]) < 0:
             return _oom(err)
-        if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[CS_CCL]) < 0 or fix_push_null(&cs.fix[self.col_ddl_type]) < 0:
-            return _oom(err)
-        if info.has_checksum and info.checksum.n > 0:
-            rc = self.core._push_text(self.col_checksum, &info.checksum, err)
+        if not self.core.typed:
+            # typed output leaves these out (columns.AVRO_TYPED.unused): there they are not
+            # written, and finish hands them over empty
+            rc = self._push_extensions(info, kplan, err)
             if rc < 0:
                 return rc
-        elif var_push_null(&cs.var[self.col_checksum]) < 0:
-            return _oom(err)
-        if info.has_checksum and info.has_corrupted:
-            if fix_push_bool(&cs.fix[self.col_corrupted], info.corrupted) < 0:
-                return _oom(err)
-        elif fix_push_null(&cs.fix[self.col_corrupted]) < 0:
-            return _oom(err)
-        if info.has_checksum and info.has_ckver:
-            if fix_push(&cs.fix[self.col_ckver], &info.ckver, sizeof(info.ckver)) < 0:
-                return _oom(err)
-        elif fix_push_null(&cs.fix[self.col_ckver]) < 0:
-            return _oom(err)
-        if kplan >= 0:
-            if fix_push(&cs.fix[self.col_key_id], &self.wplans[kplan].schema_id, sizeof(int32_t)) < 0:
-                return _oom(err)
-        elif fix_push_null(&cs.fix[self.col_key_id]) < 0:
-            return _oom(err)
         if value_id_plan >= 0:
             if fix_push(&cs.fix[self.col_value_id], &self.wplans[value_id_plan].schema_id, sizeof(int32_t)) < 0:
                 return _oom(err)

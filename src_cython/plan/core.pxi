@@ -412,7 +412,8 @@ cdef class PlanCore:
         return -1
 
     cdef int own_col(self, name) except -1:
-        """Index of the protocol's own column `name`, which its row writer fills in every mode."""
+        """Index of the protocol's own column `name`, which every mode's column set holds (its
+        row writer fills it in the modes whose output has it)."""
         cdef int k = self.extra_col(name)
         if k < 0:
             raise TypeError(f"the output layout has no column {name!r}, which every row of this protocol fills")

@@ -1325,12 +1325,32 @@ cdef class SimplePlan:
         return 0
 
     # ---- one DML row
+    cdef int _push_generic_only(self, const DmlInfo* d, Err* err) noexcept nogil:
+        """A DML row's columns that only generic output has: the table schema (null on a DML),
+        table id, build ts and the row checksum."""
+        cdef ColumnSet* cs = &self.core.cols
+        cdef int32_t ck32
+        if var_push_null(&cs.var[self.col_table_schema]) < 0 \
+                or _push_opt(&cs.fix[self.col_table_id], &d.table_id, sizeof(d.table_id), d.has_table_id) < 0 \
+                or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, sizeof(d.build_ts), d.has_build_ts) < 0:
+            return _oom(err)
+        if d.has_ck:
+            ck32 = <int32_t>d.ck_version
+            if fix_push(&cs.fix[self.col_ck_version], &ck32, sizeof(ck32)) < 0 \
+                    or fix_push_bool(&cs.fix[self.col_ck_corrupted], d.ck_corrupted) < 0 \
+                    or fix_push(&cs.fix[self.col_ck_current], &d.ck_current, sizeof(d.ck_current)) < 0 \
+                    or fix_push(&cs.fix[self.col_ck_previous], &d.ck_previous, sizeof(d.ck_previous)) < 0:
+                return _oom(err)
+        elif fix_push_null(&cs.fix[self.col_ck_version]) < 0 or fix_push_null(&cs.fix[self.col_ck_corrupted]) < 0 \
+                or fix_push_null(&cs.fix[self.col_ck_current]) < 0 or fix_push_null(&cs.fix[self.col_ck_previous]) < 0:
+            return _oom(err)
+        return 0
+
     cdef int _emit_dml(self, DmlInfo* d, Py_ssize_t msg, Err* err) noexcept nogil:
         cdef Image* a = NULL
         cdef Image* b = NULL
         cdef int32_t m32
         cdef int64_t v64
-        cdef int32_t ck32
         cdef int rc
         cdef TablePlan* p = &self.plans[d.plan]
         # a copy: the column arrays never move during a call, and a local lets the compiler keep
@@ -1368,7 +1388,7 @@ cdef class SimplePlan:
         if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], d.hko and d.ccl.kind != J_STR) < 0:
             return _oom(err)
         if var_push_null(&cs.var[CS_DDL]) < 0 or var_push_null(&cs.var[self.col_ddl_type]) < 0 \
-                or var_push_null(&cs.var[self.col_table_schema]) < 0 or var_push_null(&cs.var[self.col_raw]) < 0:
+                or var_push_null(&cs.var[self.col_raw]) < 0:
             return _oom(err)
         rc = self.core._push_text(CS_CCL, &d.ccl, err)
         if rc < 0:
@@ -1376,18 +1396,14 @@ cdef class SimplePlan:
         if d.ck_fault != CK_OK:
             return fail_at(err, d.ck_fault_at, CK_FAULT_TEXT[d.ck_fault])
         if fix_push(&cs.fix[self.col_schema_version], &d.schema_version, sizeof(d.schema_version)) < 0 \
-                or _push_opt(&cs.fix[self.col_table_id], &d.table_id, sizeof(d.table_id), d.has_table_id) < 0 \
-                or _push_opt(&cs.fix[self.col_build_ts], &d.build_ts, sizeof(d.build_ts), d.has_build_ts) < 0 \
                 or fix_push_bool(&cs.fix[self.col_undecodable], 0) < 0:
             return _oom(err)
-        if d.has_ck:
-            ck32 = <int32_t>d.ck_version
-            if fix_push(&cs.fix[self.col_ck_version], &ck32, sizeof(ck32)) < 0 or fix_push_bool(&cs.fix[self.col_ck_corrupted], d.ck_corrupted) < 0 \
-                    or fix_push(&cs.fix[self.col_ck_current], &d.ck_current, sizeof(d.ck_current)) < 0 or fix_push(&cs.fix[self.col_ck_previous], &d.ck_previous, sizeof(d.ck_previous)) < 0:
-                return _oom(err)
-        elif fix_push_null(&cs.fix[self.col_ck_version]) < 0 or fix_push_null(&cs.fix[self.col_ck_corrupted]) < 0 \
-                or fix_push_null(&cs.fix[self.col_ck_current]) < 0 or fix_push_null(&cs.fix[self.col_ck_previous]) < 0:
-            return _oom(err)
+        if not self.core.typed:
+            # typed output leaves these out (columns.SIMPLE_TYPED.unused): there they are not
+            # written, and finish hands them over empty
+            rc = self._push_generic_only(d, err)
+            if rc < 0:
+                return rc
         if self.core.typed:
             rc = self._emit_typed(a if a != NULL else b, NULL, err)
             if rc < 0 or not self.core.with_old_image:
