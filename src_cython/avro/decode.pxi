@@ -637,19 +637,18 @@ cdef class AvroPlan:
             fix_push(&cs.fix[CS_TS], &v64, sizeof(v64))
         m32 = row["_msg"]
         fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32))
-        fix_push_bool(&cs.fix[CS_HKO], 0)
         _push_py_text(&cs.var[CS_DDL], row.get(_C.COL_DDL))
-        _push_py_text(&cs.var[CS_CCL], None)
-        if row.get(_C.COL_DDL_TYPE) is None:
-            fix_push_null(&cs.fix[self.col_ddl_type])
-        else:
-            m32 = row[_C.COL_DDL_TYPE]
-            fix_push(&cs.fix[self.col_ddl_type], &m32, sizeof(m32))
-        var_push_null(&cs.var[self.col_checksum])
-        fix_push_null(&cs.fix[self.col_corrupted])
-        fix_push_null(&cs.fix[self.col_ckver])
-        fix_push_null(&cs.fix[self.col_key_id])
         fix_push_null(&cs.fix[self.col_value_id])
+        if not self.core.typed:            # as _emit: generic output alone has these
+            if row.get(_C.COL_DDL_TYPE) is None:
+                fix_push_null(&cs.fix[self.col_ddl_type])
+            else:
+                m32 = row[_C.COL_DDL_TYPE]
+                fix_push(&cs.fix[self.col_ddl_type], &m32, sizeof(m32))
+            var_push_null(&cs.var[self.col_checksum])
+            fix_push_null(&cs.fix[self.col_corrupted])
+            fix_push_null(&cs.fix[self.col_ckver])
+            fix_push_null(&cs.fix[self.col_key_id])
         if self.core.typed:
             for j in range(self.core.ntargets):
                 self.core._push_target_null(j)
@@ -1160,7 +1159,8 @@ cdef class AvroPlan:
     cdef int _push_extensions(self, const RecInfo* info, int kplan, Err* err) noexcept nogil:
         """The row's columns that only generic output has: the TiCDC extension fields and the
         key schema id.  (`_handle_key_only` and `_claim_check_location`, in every protocol's
-        column set, are in no Avro output: columns.AVRO_*.unused.  No row writes them.)"""
+        column set, are in no Avro output: columns.AVRO_*.unused.  Neither this nor
+        append_control writes them.)"""
         cdef ColumnSet* cs = &self.core.cols
         cdef int rc
         if fix_push_null(&cs.fix[self.col_ddl_type]) < 0:
