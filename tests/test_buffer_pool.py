@@ -60,3 +60,33 @@ def test_limit_zero_empties_and_disables_the_pool():
     finally:
         ticdc_fast.set_buffer_pool_limit(old)
 
+
+
+def test_blocks_go_back_to_their_column_and_outlive_their_decoder():
+    """A live decoder's blocks wait for its own columns (another decoder takes none of them);
+    once the decoder is gone they are anyone's, and the next decoder reuses them."""
+    batches = _batches()
+    typed = ticdc_fast.infer_open_schema(*batches[0], table="shop.orders")
+    old = ticdc_fast.set_buffer_pool_limit(0)            # start from an empty pool
+    try:
+        ticdc_fast.set_buffer_pool_limit(256 << 20)
+        first = ticdc_fast.OpenDecoder(implementation="cython")
+        out = first.decode(*batches[0])
+        del out
+        gc.collect()
+        mine = sorted(_impl.core._buffer_pool_blocks())
+        assert mine and len({owner for _, owner in mine}) == 1 and mine[0][1] != 0
+        other = ticdc_fast.OpenDecoder(implementation="cython", table="shop.orders", schema=typed)
+        kept = [other.decode(*batches[1]) for _ in range(3)]
+        still = sorted(b for b in _impl.core._buffer_pool_blocks() if b[1] == mine[0][1])
+        assert still == mine                                            # none taken
+        del first
+        gc.collect()
+        assert all(owner != mine[0][1] for _, owner in _impl.core._buffer_pool_blocks())
+        pooled = _impl.core.buffer_pool_bytes()
+        again = ticdc_fast.OpenDecoder(implementation="cython").decode(*batches[0])
+        assert _impl.core.buffer_pool_bytes() < pooled                  # reused
+        assert again.equals(ticdc_fast.OpenDecoder(implementation="python").decode(*batches[0]))
+        assert all(batch.num_rows > 0 for batch in kept)
+    finally:
+        ticdc_fast.set_buffer_pool_limit(old)

@@ -7,12 +7,30 @@ cdef struct Buf:
     Py_ssize_t cap
 
 
+cdef extern from *:
+    """
+    static Py_ssize_t tf_grow_count = 0;
+    static inline void tf_count_growth(void) { __atomic_fetch_add(&tf_grow_count, 1, __ATOMIC_RELAXED); }
+    static inline Py_ssize_t tf_growths(void) { return __atomic_load_n(&tf_grow_count, __ATOMIC_RELAXED); }
+    """
+    void tf_count_growth() nogil
+    Py_ssize_t tf_growths() nogil
+
+
+def _builder_growths():
+    """How many times a buffer outgrew its reserve, to a pooled size (over 4 KiB), since the
+    module was loaded (test hook: a batch like the last one should need no such growth)."""
+    return tf_growths()
+
+
 cdef int buf_grow(Buf* b, Py_ssize_t need) noexcept nogil:
     cdef Py_ssize_t cap = b.cap * 2
     if cap < need:
         cap = need
     if cap < 64:
         cap = 64
+    if cap > 4096 and b.cap > 0:
+        tf_count_growth()
     cdef uint8_t* p = NULL if alloc_refused() else <uint8_t*>realloc(b.data, cap)
     if p == NULL:
         note_failed_alloc(cap)
@@ -33,15 +51,37 @@ cdef inline int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
 # Only for such appends, and for the one text append of a column value (PlanCore._push_str: most
 # values are short there, +2-3 % on generic JSON output); inlined into every append, the copy
 # measured slower on long text.
+# Text values of 33-256 bytes (TEXT, long VARCHAR) go 16 bytes a step: a memcpy of unknown size
+# written here is expanded by the profile-guided build into `rep movsq`, whose start-up cost was
+# 3.6 % of the Avro protocol's typed decode.  Longer ones call libc through a pointer it cannot
+# expand.
 cdef extern from *:
     """
     #include <string.h>
     #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    static void* (*volatile tf_memcpy_call)(void*, const void*, size_t) = memcpy;
+    static inline void tf_copy_medium(unsigned char* d, const unsigned char* s, size_t n) {
+    #if defined(__SSE2__)
+        if (n <= 256) {
+            size_t i = 0;
+            do {
+                _mm_storeu_si128((__m128i*)(d + i), _mm_loadu_si128((const __m128i*)(s + i)));
+                i += 16;
+            } while (i + 16 < n);
+            _mm_storeu_si128((__m128i*)(d + n - 16), _mm_loadu_si128((const __m128i*)(s + n - 16)));
+            return;
+        }
+    #endif
+        tf_memcpy_call(d, s, n);
+    }
     static inline void tf_copy_short(unsigned char* d, const unsigned char* s, size_t n) {
         uint64_t a, b, c, e;
         uint32_t x, y;
         if (n >= 16) {
-            if (n > 32) { memcpy(d, s, n); return; }
+            if (n > 32) { tf_copy_medium(d, s, n); return; }
             memcpy(&a, s, 8); memcpy(&b, s + 8, 8);
             memcpy(&c, s + n - 16, 8); memcpy(&e, s + n - 8, 8);
             memcpy(d, &a, 8); memcpy(d + 8, &b, 8);
@@ -95,26 +135,81 @@ cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
 
 # Output blocks return here when pyarrow releases them, so the next batch writes into memory that
 # is already mapped (a fresh page costs a kernel fault and zeroing).  Only touched with the GIL
-# held: in _Owned.__dealloc__ and in the builders' *_init, which run before the nogil loops.
-cdef enum:
-    POOL_SLOTS = 64
+# held: in _Owned.__dealloc__, in the builders' *_init, which run before the nogil loops, and
+# when a column set is freed.
+#
+# Each block remembers the column it was written for: its column set's `PoolOwner` and the
+# column's index.  A column takes back its own block first (its pages are the ones its last
+# batch touched); else a block no live column set owns (a finished decoder's, a capture file's);
+# else a fresh one.  Taken by size alone, two decoders of one process (generic and typed, or two
+# topics) took each other's blocks, the one robbed took the next, and whatever came from a
+# smaller column faulted in its new pages: 400-1,100 faults per batch of the Avro protocol's
+# `orders10` with a generic decoder beside it.
+cdef struct PoolOwner:
+    int alive            # the column set still exists
+    Py_ssize_t refs      # the column set's own reference + one per exported block (_Owned)
 
-cdef uint8_t* pool_ptr[64]
-cdef Py_ssize_t pool_cap[64]
+
+cdef enum:
+    POOL_SLOTS = 256
+
+cdef uint8_t* pool_ptr[256]
+cdef Py_ssize_t pool_cap[256]
+cdef PoolOwner* pool_owner[256]     # NULL: anyone's
+cdef int pool_col[256]
 cdef int pool_n = 0
 cdef Py_ssize_t pool_bytes = 0
 cdef Py_ssize_t pool_limit = 256 << 20
+cdef PoolOwner* reserve_owner = NULL    # the column colset_reserve is reserving for
+cdef int reserve_col = -1
+cdef PoolOwner* export_owner = NULL     # the column colset_finish is handing over
+cdef int export_col = -1
+
+
+cdef PoolOwner* pool_owner_new() noexcept nogil:
+    cdef PoolOwner* o = <PoolOwner*>malloc(sizeof(PoolOwner))
+    if o != NULL:
+        o.alive = 1
+        o.refs = 1
+    return o
+
+
+cdef void pool_owner_drop(PoolOwner* o) noexcept nogil:
+    o.refs -= 1
+    if o.refs == 0:
+        free(o)
+
+
+cdef void pool_owner_end(PoolOwner* o) noexcept nogil:
+    """The column set is gone: its pooled blocks become anyone's."""
+    cdef int k
+    if o == NULL:
+        return
+    o.alive = 0
+    for k in range(pool_n):
+        if pool_owner[k] == o:
+            pool_owner[k] = NULL
+    pool_owner_drop(o)
 
 
 cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
-    """Reserve for a builder that owns no block yet, reusing the smallest pooled block that fits."""
+    """Reserve for a builder that owns no block yet: the smallest pooled block that fits, its own
+    column's (reserve_owner, reserve_col) if there is one, else one nobody owns."""
     global pool_n, pool_bytes
-    cdef int k, best = -1
+    cdef int k, best = -1, own = -1
     if b.data != NULL or need <= 4096:
         return buf_reserve(b, need)
     for k in range(pool_n):
-        if need <= pool_cap[k] and (best < 0 or pool_cap[k] < pool_cap[best]):   # best fit
-            best = k
+        if need > pool_cap[k]:
+            continue
+        if pool_owner[k] == NULL:
+            if best < 0 or pool_cap[k] < pool_cap[best]:
+                best = k
+        elif pool_owner[k] == reserve_owner and pool_col[k] == reserve_col:
+            if own < 0 or pool_cap[k] < pool_cap[own]:
+                own = k
+    if own >= 0:
+        best = own
     if best < 0:
         return buf_reserve(b, need)
     b.data = pool_ptr[best]
@@ -124,14 +219,18 @@ cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
     pool_n -= 1
     pool_ptr[best] = pool_ptr[pool_n]
     pool_cap[best] = pool_cap[pool_n]
+    pool_owner[best] = pool_owner[pool_n]
+    pool_col[best] = pool_col[pool_n]
     return 0
 
 
-cdef void pool_give(uint8_t* p, Py_ssize_t cap) noexcept:
+cdef void pool_give(uint8_t* p, Py_ssize_t cap, PoolOwner* owner, int col) noexcept:
     global pool_n, pool_bytes
     if cap > 4096 and pool_n < POOL_SLOTS and pool_bytes + cap <= pool_limit:
         pool_ptr[pool_n] = p
         pool_cap[pool_n] = cap
+        pool_owner[pool_n] = owner if owner != NULL and owner.alive else NULL
+        pool_col[pool_n] = col
         pool_n += 1
         pool_bytes += cap
         return
@@ -149,6 +248,12 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
         pool_bytes -= pool_cap[pool_n]
         free(pool_ptr[pool_n])
     return old
+
+
+def _buffer_pool_blocks():
+    """[(capacity, owner)] of the pooled blocks, owner an id of the live column set that wrote
+    the block, 0 for anyone's (test hook)."""
+    return [(pool_cap[k], <uintptr_t>pool_owner[k]) for k in range(pool_n)]
 
 
 def buffer_pool_bytes():
@@ -169,6 +274,7 @@ cdef struct Bits:
     Buf b
     Py_ssize_t n
     Py_ssize_t nulls
+    Py_ssize_t rows_hint      # rows reserved for the batch: the bitmap's size once a null comes
 
 
 cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
@@ -193,7 +299,7 @@ cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
 cdef int _bits_materialise(Bits* v) noexcept nogil:
     """At the first null: the bits of every row before it, all set."""
     cdef Py_ssize_t full = (v.n + 7) // 8
-    if buf_reserve(&v.b, full + 64) < 0:
+    if buf_reserve(&v.b, max(full, (v.rows_hint + 7) // 8) + 64) < 0:
         return -1
     memset(v.b.data, 0xFF, full)
     if v.n & 7:
@@ -213,6 +319,7 @@ cdef struct VarCol:
 
 
 cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
+    c.valid.rows_hint = rows
     if buf_reserve_fresh(&c.offsets, (rows + 1) * 4) < 0 or buf_reserve_fresh(&c.data, bytes_hint) < 0:
         return -1
     (<int32_t*>c.offsets.data)[0] = 0
@@ -224,7 +331,7 @@ cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept no
 cdef int _null_bits(Bits* v, Py_ssize_t k) noexcept nogil:
     """The bitmap of k leading null rows (the Bits already count them)."""
     cdef Py_ssize_t full = (k + 7) // 8
-    if buf_reserve(&v.b, full + 64) < 0:
+    if buf_reserve(&v.b, max(full, (v.rows_hint + 7) // 8) + 64) < 0:
         return -1
     memset(v.b.data, 0, full)
     v.b.len = full
@@ -293,6 +400,7 @@ cdef struct FixCol:
 
 
 cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
+    c.valid.rows_hint = rows
     c.width = width
     c.lazy = 0
     return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1))
@@ -394,9 +502,13 @@ cdef class _Owned:
     """Owns one malloc'd block that a pyarrow buffer points into; back to the pool when released."""
     cdef void* ptr
     cdef Py_ssize_t cap
+    cdef PoolOwner* owner        # the column set it was written for (a reference), or NULL
+    cdef int col
 
     def __dealloc__(self):
-        pool_give(<uint8_t*>self.ptr, self.cap)
+        pool_give(<uint8_t*>self.ptr, self.cap, self.owner, self.col)
+        if self.owner != NULL:
+            pool_owner_drop(self.owner)
 
 
 cdef object take_buffer(Buf* b):
@@ -410,6 +522,10 @@ cdef object take_buffer(Buf* b):
         b.cap = 1
     owner.ptr = b.data
     owner.cap = b.cap
+    owner.owner = export_owner
+    owner.col = export_col
+    if export_owner != NULL:
+        export_owner.refs += 1
     b.data = NULL
     b.len = 0
     b.cap = 0

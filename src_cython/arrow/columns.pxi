@@ -21,6 +21,9 @@ cdef struct ColSpec:
     Py_ssize_t row_mult       # reserved values = batch rows * row_mult (a map's entries)
     Py_ssize_t bytes_per_row  # CS_VAR: data bytes reserved per batch row
     Py_ssize_t hint_div       # CS_VAR: data bytes reserved: bytes_hint // hint_div (0: none)
+    # what the last finished batch wrote, per byte of its bytes_hint (0: nothing known yet)
+    double seen_bytes         # CS_VAR: data bytes
+    double seen_values        # a map's keys or values: entries
 
 
 cdef struct ColumnSet:
@@ -30,6 +33,8 @@ cdef struct ColumnSet:
     VarCol* var               # per column: CS_VAR builder, or a map's / struct's offsets and validity
     FixCol* fix               # per column: CS_FIX builder
     int32_t* count            # per column: a map's entries so far
+    Py_ssize_t hint           # the bytes_hint of the batch being built
+    PoolOwner* owner          # names its columns' blocks in the buffer pool
 
 
 cdef int _colset_spec_of(object typ, int* width) except -1:
@@ -78,7 +83,8 @@ cdef int colset_build(ColumnSet* cs, list top) except -1:
     cs.var = <VarCol*>calloc(max(n, 1), sizeof(VarCol))
     cs.fix = <FixCol*>calloc(max(n, 1), sizeof(FixCol))
     cs.count = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
-    if not (cs.spec and cs.var and cs.fix and cs.count):
+    cs.owner = pool_owner_new()
+    if not (cs.spec and cs.var and cs.fix and cs.count and cs.owner):
         no_memory("the output column set")
     nxt = cs.ntop
     for k in range(n):
@@ -118,6 +124,8 @@ cdef void colset_free(ColumnSet* cs) noexcept nogil:
     free(cs.var)
     free(cs.fix)
     free(cs.count)
+    pool_owner_end(cs.owner)
+    cs.owner = NULL
     cs.spec = NULL
     cs.var = NULL
     cs.fix = NULL
@@ -126,28 +134,73 @@ cdef void colset_free(ColumnSet* cs) noexcept nogil:
     cs.ntop = 0
 
 
+# A column whose text outgrew its first guess grew by realloc into fresh pages, batch after
+# batch: with another decoder or a garbage collection between batches, each batch of the Avro
+# protocol's `orders10` took 430-860 page faults, a third of its time.  Once a batch is finished,
+# each column reserves what it wrote then, scaled by the batch's input, and an eighth more (so a
+# long first guess no longer holds pool memory either); per input byte, so that one odd batch
+# cannot make the next reserve more than a few times its input.
+cdef enum:
+    SEEN_BYTES_MAX = 4        # data bytes per hint byte taken from a batch, at most
+    SEEN_VALUES_MAX = 1       # map entries per hint byte, at most
+
+
+cdef inline Py_ssize_t _seen_reserve(Py_ssize_t bytes_hint, double per_hint_byte) noexcept nogil:
+    return <Py_ssize_t>(<double>bytes_hint * per_hint_byte * 1.125) + 64
+
+
+cdef void colset_note_sizes(ColumnSet* cs) noexcept nogil:
+    """Remember what the batch being finished wrote into each text column and map (the next
+    colset_reserve reserves that much)."""
+    cdef int k
+    cdef ColSpec* s
+    cdef double hint = <double>cs.hint
+    if cs.hint <= 0:
+        return
+    for k in range(cs.n):
+        s = &cs.spec[k]
+        if s.kind == CS_VAR:
+            s.seen_bytes = min(<double>cs.var[k].data.len / hint, <double>SEEN_BYTES_MAX)
+        if s.row_mult > 1 and s.kind != CS_FIX:
+            s.seen_values = min(<double>cs.var[k].valid.n / hint, <double>SEEN_VALUES_MAX)
+
+
 cdef int colset_reserve(ColumnSet* cs, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
     """Reserve every column for a batch of `rows` rows and about `bytes_hint` bytes of text, once:
     appends then run unchecked until a cold-path growth.  0, or -1 out of memory."""
     cdef int k
     cdef ColSpec* s
-    cdef Py_ssize_t r
+    cdef Py_ssize_t r, nbytes
+    global reserve_owner, reserve_col
+    cs.hint = bytes_hint
+    reserve_owner = cs.owner
     for k in range(cs.n):
         s = &cs.spec[k]
+        reserve_col = k
         r = rows * s.row_mult
+        if s.seen_values > 0:
+            r = _seen_reserve(bytes_hint, s.seen_values)
         if s.kind == CS_VAR:
-            if var_init(&cs.var[k], r, rows * s.bytes_per_row
-                        + (bytes_hint // s.hint_div if s.hint_div else 0)) < 0:
+            if s.seen_bytes > 0:
+                nbytes = _seen_reserve(bytes_hint, s.seen_bytes)
+            else:
+                nbytes = rows * s.bytes_per_row + (bytes_hint // s.hint_div if s.hint_div else 0)
+            if var_init(&cs.var[k], r, nbytes) < 0:
                 return -1
         elif s.kind == CS_FIX:
             if fix_init(&cs.fix[k], s.width, r) < 0:
                 return -1
         elif s.kind == CS_MAP:
+            cs.var[k].valid.rows_hint = r
             if buf_reserve_fresh(&cs.var[k].offsets, (r + 1) * 4) < 0:
                 return -1
             (<int32_t*>cs.var[k].offsets.data)[0] = 0
             cs.var[k].offsets.len = 4
             cs.count[k] = 0
+        else:
+            cs.var[k].valid.rows_hint = r
+    reserve_owner = NULL
+    reserve_col = -1
     return 0
 
 
@@ -272,9 +325,12 @@ cdef void colset_truncate(ColumnSet* cs, Py_ssize_t rows) noexcept nogil:
 
 # ------------------------------------------------------------------ hand-over to pyarrow
 cdef object _colset_array(ColumnSet* cs, int k, object typ):
+    global export_owner, export_col
     cdef ColSpec* s = &cs.spec[k]
     cdef Py_ssize_t n, nulls
     cdef int c
+    export_owner = cs.owner
+    export_col = k
     if s.kind == CS_VAR:
         return var_to_array(&cs.var[k], typ)
     if s.kind == CS_FIX:
@@ -285,11 +341,13 @@ cdef object _colset_array(ColumnSet* cs, int k, object typ):
         keys = _colset_array(cs, s.first_child, typ.key_type)
         vals = _colset_array(cs, s.first_child + 1, typ.item_type)
         entries = pa.StructArray.from_arrays([keys, vals], fields=[typ.key_field, typ.item_field])
+        export_col = k
         validity = take_validity(&cs.var[k].valid)
         offsets = take_buffer(&cs.var[k].offsets)
         cs.count[k] = 0
         return pa.Array.from_buffers(typ, n, [validity, offsets], null_count=nulls, children=[entries])
     children = [_colset_array(cs, s.first_child + c, typ.field(c).type) for c in range(s.nchild)]
+    export_col = k
     validity = take_validity(&cs.var[k].valid)
     cs.var[k].valid.n = 0
     cs.var[k].valid.nulls = 0
@@ -300,6 +358,13 @@ cdef list colset_finish(ColumnSet* cs, list types):
     """The top-level columns as pyarrow arrays (`types`: their Arrow types, in set order), the
     builders' blocks handed over without a copy; the set is left empty."""
     cdef int k
-    out = [_colset_array(cs, k, types[k]) for k in range(cs.ntop)]
+    global export_owner, export_col
+    colset_note_sizes(cs)
+    try:
+        out = [_colset_array(cs, k, types[k]) for k in range(cs.ntop)]
+    finally:
+        export_owner = NULL
+        export_col = -1
     colset_release(cs)
+    cs.hint = 0
     return out
