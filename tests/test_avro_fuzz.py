@@ -11,7 +11,7 @@ from decimal import Decimal
 import fastavro
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import ticdc_fast
@@ -147,6 +147,7 @@ def test_rich_schema_values():
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2 ** 32 - 1), typed=st.booleans(), n=st.integers(1, 3))
+@example(seed=4346163, typed=True, n=1)   # invalid UTF-8 in the checksum: typed output must fail too
 def test_mutated_avro_messages_agree(seed, typed, n):
     rnd = random.Random(seed)
     keys, values = _corpus(seed % 7)

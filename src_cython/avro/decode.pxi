@@ -1231,6 +1231,10 @@ cdef class AvroPlan:
             rc = self._push_extensions(info, kplan, err)
             if rc < 0:
                 return rc
+        elif info.has_checksum and info.checksum.n > 0 and not self.core.text_prevalidated \
+                and not utf8_valid(info.checksum.p, info.checksum.n):
+            # ... but the checksum is still text that must be UTF-8, as in generic output
+            return fail_at(err, info.checksum.off, "invalid UTF-8 in a text value")
         if value_id_plan >= 0:
             if fix_push(&cs.fix[self.col_value_id], &self.wplans[value_id_plan].schema_id, sizeof(int32_t)) < 0:
                 return _oom(err)
