@@ -200,13 +200,13 @@ cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
     if b.data != NULL or need <= 4096:
         return buf_reserve(b, need)
     for k in range(pool_n):
-        if need > pool_cap[k]:
-            continue
         if pool_owner[k] == NULL:
-            if best < 0 or pool_cap[k] < pool_cap[best]:
+            if need <= pool_cap[k] and (best < 0 or pool_cap[k] < pool_cap[best]):
                 best = k
         elif pool_owner[k] == reserve_owner and pool_col[k] == reserve_col:
-            if own < 0 or pool_cap[k] < pool_cap[own]:
+            # its own block, if it holds what the last batch wrote (the reserve asks an eighth
+            # more, and appends grow a block that runs out)
+            if need - need // 8 <= pool_cap[k] and (own < 0 or pool_cap[k] < pool_cap[own]):
                 own = k
     if own >= 0:
         best = own
