@@ -140,14 +140,21 @@ cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
 #
 # Each block remembers the column it was written for: its column set's `PoolOwner` and the
 # column's index.  A column takes back its own block first (its pages are the ones its last
-# batch touched); else a block no live column set owns (a finished decoder's, a capture file's);
-# else a fresh one.  Taken by size alone, two decoders of one process (generic and typed, or two
-# topics) took each other's blocks, the one robbed took the next, and whatever came from a
-# smaller column faulted in its new pages: 400-1,100 faults per batch of the Avro protocol's
-# `orders10` with a generic decoder beside it.
+# batch touched); else the smallest that fits of those no busy column set owns (a finished or
+# idle decoder's, a capture file's); else a fresh one.  Taken by size alone, two decoders of one
+# process taking turns (generic and typed, or two topics) took each other's blocks, the one
+# robbed took the next, and whatever came from a smaller column faulted in its new pages:
+# 400-1,100 faults per batch of the Avro protocol's `orders10` with a generic decoder beside it.
+# A column set is busy while it reserved within the last POOL_BUSY reserves of the process: a
+# few decoders taking turns keep their blocks, one left idle does not hoard the pool.
 cdef struct PoolOwner:
     int alive            # the column set still exists
     Py_ssize_t refs      # the column set's own reference + one per exported block (_Owned)
+    Py_ssize_t last      # pool_clock at its last reserve
+
+
+cdef enum:
+    POOL_BUSY = 3
 
 
 cdef enum:
@@ -164,6 +171,7 @@ cdef PoolOwner* reserve_owner = NULL    # the column colset_reserve is reserving
 cdef int reserve_col = -1
 cdef PoolOwner* export_owner = NULL     # the column colset_finish is handing over
 cdef int export_col = -1
+cdef Py_ssize_t pool_clock = 0          # column-set reserves so far
 
 
 cdef PoolOwner* pool_owner_new() noexcept nogil:
@@ -171,6 +179,7 @@ cdef PoolOwner* pool_owner_new() noexcept nogil:
     if o != NULL:
         o.alive = 1
         o.refs = 1
+        o.last = 0
     return o
 
 
@@ -193,17 +202,18 @@ cdef void pool_owner_end(PoolOwner* o) noexcept nogil:
 
 
 cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
-    """Reserve for a builder that owns no block yet: the smallest pooled block that fits, its own
-    column's (reserve_owner, reserve_col) if there is one, else one nobody owns."""
+    """Reserve for a builder that owns no block yet: its own column's pooled block
+    (reserve_owner, reserve_col) if there is one, else the smallest that fits of those no busy
+    column set owns."""
     global pool_n, pool_bytes
     cdef int k, best = -1, own = -1
     if b.data != NULL or need <= 4096:
         return buf_reserve(b, need)
     for k in range(pool_n):
-        if pool_owner[k] == NULL:
+        if pool_owner[k] == NULL or pool_clock - pool_owner[k].last > POOL_BUSY:
             if need <= pool_cap[k] and (best < 0 or pool_cap[k] < pool_cap[best]):
                 best = k
-        elif pool_owner[k] == reserve_owner and pool_col[k] == reserve_col:
+        if pool_owner[k] == reserve_owner and pool_col[k] == reserve_col and reserve_owner != NULL:
             # its own block, if it holds what the last batch wrote (the reserve asks an eighth
             # more, and appends grow a block that runs out)
             if need - need // 8 <= pool_cap[k] and (own < 0 or pool_cap[k] < pool_cap[own]):

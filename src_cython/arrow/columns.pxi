@@ -171,9 +171,11 @@ cdef int colset_reserve(ColumnSet* cs, Py_ssize_t rows, Py_ssize_t bytes_hint) n
     cdef int k
     cdef ColSpec* s
     cdef Py_ssize_t r, nbytes
-    global reserve_owner, reserve_col
+    global reserve_owner, reserve_col, pool_clock
     cs.hint = bytes_hint
     reserve_owner = cs.owner
+    pool_clock += 1
+    cs.owner.last = pool_clock
     for k in range(cs.n):
         s = &cs.spec[k]
         reserve_col = k
