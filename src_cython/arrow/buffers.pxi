@@ -167,10 +167,6 @@ cdef int pool_col[256]
 cdef int pool_n = 0
 cdef Py_ssize_t pool_bytes = 0
 cdef Py_ssize_t pool_limit = 256 << 20
-cdef PoolOwner* reserve_owner = NULL    # the column colset_reserve is reserving for
-cdef int reserve_col = -1
-cdef PoolOwner* export_owner = NULL     # the column colset_finish is handing over
-cdef int export_col = -1
 cdef Py_ssize_t pool_clock = 0          # column-set reserves so far
 
 
@@ -201,10 +197,9 @@ cdef void pool_owner_end(PoolOwner* o) noexcept nogil:
     pool_owner_drop(o)
 
 
-cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
-    """Reserve for a builder that owns no block yet: its own column's pooled block
-    (reserve_owner, reserve_col) if there is one, else the smallest that fits of those no busy
-    column set owns."""
+cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need, PoolOwner* owner, int col) noexcept nogil:
+    """Reserve for a builder that owns no block yet: its own column's pooled block (column `col`
+    of `owner`) if there is one, else the smallest that fits of those no busy column set owns."""
     global pool_n, pool_bytes
     cdef int k, best = -1, own = -1
     if b.data != NULL or need <= 4096:
@@ -213,7 +208,7 @@ cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need) noexcept nogil:
         if pool_owner[k] == NULL or pool_clock - pool_owner[k].last > POOL_BUSY:
             if need <= pool_cap[k] and (best < 0 or pool_cap[k] < pool_cap[best]):
                 best = k
-        if pool_owner[k] == reserve_owner and pool_col[k] == reserve_col and reserve_owner != NULL:
+        if pool_owner[k] == owner and pool_col[k] == col and owner != NULL:
             # its own block, if it holds what the last batch wrote (the reserve asks an eighth
             # more, and appends grow a block that runs out)
             if need - need // 8 <= pool_cap[k] and (own < 0 or pool_cap[k] < pool_cap[own]):
@@ -328,9 +323,10 @@ cdef struct VarCol:
     Py_ssize_t lazy
 
 
-cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
+cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint, PoolOwner* owner, int col) noexcept nogil:
     c.valid.rows_hint = rows
-    if buf_reserve_fresh(&c.offsets, (rows + 1) * 4) < 0 or buf_reserve_fresh(&c.data, bytes_hint) < 0:
+    if buf_reserve_fresh(&c.offsets, (rows + 1) * 4, owner, col) < 0 \
+            or buf_reserve_fresh(&c.data, bytes_hint, owner, col) < 0:
         return -1
     (<int32_t*>c.offsets.data)[0] = 0
     c.offsets.len = 4
@@ -409,11 +405,11 @@ cdef struct FixCol:
     Py_ssize_t lazy         # leading null rows not written yet (as VarCol.lazy)
 
 
-cdef int fix_init(FixCol* c, int width, Py_ssize_t rows) noexcept nogil:
+cdef int fix_init(FixCol* c, int width, Py_ssize_t rows, PoolOwner* owner, int col) noexcept nogil:
     c.valid.rows_hint = rows
     c.width = width
     c.lazy = 0
-    return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1))
+    return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1), owner, col)
 
 
 cdef inline int fix_push(FixCol* c, const void* src, int n) noexcept nogil:
@@ -521,8 +517,9 @@ cdef class _Owned:
             pool_owner_drop(self.owner)
 
 
-cdef object take_buffer(Buf* b):
-    """Move the block out of `b` into a pyarrow Buffer (zero copy); `b` is left empty."""
+cdef object take_buffer(Buf* b, PoolOwner* pool_owner_of=NULL, int col=-1):
+    """Move the block out of `b` into a pyarrow Buffer (zero copy); `b` is left empty.  The block
+    returns to the pool as column `col` of `pool_owner_of` (NULL: anyone's)."""
     cdef _Owned owner = _Owned.__new__(_Owned)
     cdef Py_ssize_t n = b.len
     if b.data == NULL:
@@ -532,39 +529,39 @@ cdef object take_buffer(Buf* b):
         b.cap = 1
     owner.ptr = b.data
     owner.cap = b.cap
-    owner.owner = export_owner
-    owner.col = export_col
-    if export_owner != NULL:
-        export_owner.refs += 1
+    owner.owner = pool_owner_of
+    owner.col = col
+    if pool_owner_of != NULL:
+        pool_owner_of.refs += 1
     b.data = NULL
     b.len = 0
     b.cap = 0
     return pa.foreign_buffer(<uintptr_t>owner.ptr, n, base=owner)
 
 
-cdef object take_validity(Bits* v):
+cdef object take_validity(Bits* v, PoolOwner* pool_owner_of=NULL, int col=-1):
     if v.nulls == 0:
         buf_free(&v.b)
         return None
-    return take_buffer(&v.b)
+    return take_buffer(&v.b, pool_owner_of, col)
 
 
-cdef object var_to_array(VarCol* c, object typ):
+cdef object var_to_array(VarCol* c, object typ, PoolOwner* pool_owner_of=NULL, int col=-1):
     if c.lazy and _var_unlazy(c) < 0:
         no_memory("a column left unallocated until the end of the batch")
     cdef Py_ssize_t n = c.valid.n
     cdef Py_ssize_t nulls = c.valid.nulls
-    validity = take_validity(&c.valid)
-    offsets = take_buffer(&c.offsets)
-    data = take_buffer(&c.data)
+    validity = take_validity(&c.valid, pool_owner_of, col)
+    offsets = take_buffer(&c.offsets, pool_owner_of, col)
+    data = take_buffer(&c.data, pool_owner_of, col)
     return pa.Array.from_buffers(typ, n, [validity, offsets, data], null_count=nulls)
 
 
-cdef object fix_to_array(FixCol* c, object typ):
+cdef object fix_to_array(FixCol* c, object typ, PoolOwner* pool_owner_of=NULL, int col=-1):
     if c.lazy and _fix_unlazy(c) < 0:
         no_memory("a column left unallocated until the end of the batch")
     cdef Py_ssize_t n = c.valid.n
     cdef Py_ssize_t nulls = c.valid.nulls
-    validity = take_validity(&c.valid)
-    data = take_buffer(&c.data)
+    validity = take_validity(&c.valid, pool_owner_of, col)
+    data = take_buffer(&c.data, pool_owner_of, col)
     return pa.Array.from_buffers(typ, n, [validity, data], null_count=nulls)

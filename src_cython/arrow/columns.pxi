@@ -171,14 +171,12 @@ cdef int colset_reserve(ColumnSet* cs, Py_ssize_t rows, Py_ssize_t bytes_hint) n
     cdef int k
     cdef ColSpec* s
     cdef Py_ssize_t r, nbytes
-    global reserve_owner, reserve_col, pool_clock
+    global pool_clock
     cs.hint = bytes_hint
-    reserve_owner = cs.owner
     pool_clock += 1
     cs.owner.last = pool_clock
     for k in range(cs.n):
         s = &cs.spec[k]
-        reserve_col = k
         r = rows * s.row_mult
         if s.seen_values > 0:
             r = _seen_reserve(bytes_hint, s.seen_values)
@@ -187,22 +185,20 @@ cdef int colset_reserve(ColumnSet* cs, Py_ssize_t rows, Py_ssize_t bytes_hint) n
                 nbytes = _seen_reserve(bytes_hint, s.seen_bytes)
             else:
                 nbytes = rows * s.bytes_per_row + (bytes_hint // s.hint_div if s.hint_div else 0)
-            if var_init(&cs.var[k], r, nbytes) < 0:
+            if var_init(&cs.var[k], r, nbytes, cs.owner, k) < 0:
                 return -1
         elif s.kind == CS_FIX:
-            if fix_init(&cs.fix[k], s.width, r) < 0:
+            if fix_init(&cs.fix[k], s.width, r, cs.owner, k) < 0:
                 return -1
         elif s.kind == CS_MAP:
             cs.var[k].valid.rows_hint = r
-            if buf_reserve_fresh(&cs.var[k].offsets, (r + 1) * 4) < 0:
+            if buf_reserve_fresh(&cs.var[k].offsets, (r + 1) * 4, cs.owner, k) < 0:
                 return -1
             (<int32_t*>cs.var[k].offsets.data)[0] = 0
             cs.var[k].offsets.len = 4
             cs.count[k] = 0
         else:
             cs.var[k].valid.rows_hint = r
-    reserve_owner = NULL
-    reserve_col = -1
     return 0
 
 
@@ -327,30 +323,25 @@ cdef void colset_truncate(ColumnSet* cs, Py_ssize_t rows) noexcept nogil:
 
 # ------------------------------------------------------------------ hand-over to pyarrow
 cdef object _colset_array(ColumnSet* cs, int k, object typ):
-    global export_owner, export_col
     cdef ColSpec* s = &cs.spec[k]
     cdef Py_ssize_t n, nulls
     cdef int c
-    export_owner = cs.owner
-    export_col = k
     if s.kind == CS_VAR:
-        return var_to_array(&cs.var[k], typ)
+        return var_to_array(&cs.var[k], typ, cs.owner, k)
     if s.kind == CS_FIX:
-        return fix_to_array(&cs.fix[k], typ)
+        return fix_to_array(&cs.fix[k], typ, cs.owner, k)
     n = cs.var[k].valid.n
     nulls = cs.var[k].valid.nulls
     if s.kind == CS_MAP:
         keys = _colset_array(cs, s.first_child, typ.key_type)
         vals = _colset_array(cs, s.first_child + 1, typ.item_type)
         entries = pa.StructArray.from_arrays([keys, vals], fields=[typ.key_field, typ.item_field])
-        export_col = k
-        validity = take_validity(&cs.var[k].valid)
-        offsets = take_buffer(&cs.var[k].offsets)
+        validity = take_validity(&cs.var[k].valid, cs.owner, k)
+        offsets = take_buffer(&cs.var[k].offsets, cs.owner, k)
         cs.count[k] = 0
         return pa.Array.from_buffers(typ, n, [validity, offsets], null_count=nulls, children=[entries])
     children = [_colset_array(cs, s.first_child + c, typ.field(c).type) for c in range(s.nchild)]
-    export_col = k
-    validity = take_validity(&cs.var[k].valid)
+    validity = take_validity(&cs.var[k].valid, cs.owner, k)
     cs.var[k].valid.n = 0
     cs.var[k].valid.nulls = 0
     return pa.Array.from_buffers(typ, n, [validity], null_count=nulls, children=children)
@@ -360,13 +351,8 @@ cdef list colset_finish(ColumnSet* cs, list types):
     """The top-level columns as pyarrow arrays (`types`: their Arrow types, in set order), the
     builders' blocks handed over without a copy; the set is left empty."""
     cdef int k
-    global export_owner, export_col
     colset_note_sizes(cs)
-    try:
-        out = [_colset_array(cs, k, types[k]) for k in range(cs.ntop)]
-    finally:
-        export_owner = NULL
-        export_col = -1
+    out = [_colset_array(cs, k, types[k]) for k in range(cs.ntop)]
     colset_release(cs)
     cs.hint = 0
     return out
