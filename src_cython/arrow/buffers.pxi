@@ -155,9 +155,6 @@ cdef struct PoolOwner:
 
 cdef enum:
     POOL_BUSY = 3
-
-
-cdef enum:
     POOL_SLOTS = 256
 
 cdef uint8_t* pool_ptr[256]
@@ -279,7 +276,8 @@ cdef struct Bits:
     Buf b
     Py_ssize_t n
     Py_ssize_t nulls
-    Py_ssize_t rows_hint      # rows reserved for the batch: the bitmap's size once a null comes
+    Py_ssize_t rows_hint      # rows reserved for the batch (colset_reserve): the bitmap's size
+                              # once a null comes
 
 
 cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
@@ -324,7 +322,6 @@ cdef struct VarCol:
 
 
 cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint, PoolOwner* owner, int col) noexcept nogil:
-    c.valid.rows_hint = rows
     if buf_reserve_fresh(&c.offsets, (rows + 1) * 4, owner, col) < 0 \
             or buf_reserve_fresh(&c.data, bytes_hint, owner, col) < 0:
         return -1
@@ -406,7 +403,6 @@ cdef struct FixCol:
 
 
 cdef int fix_init(FixCol* c, int width, Py_ssize_t rows, PoolOwner* owner, int col) noexcept nogil:
-    c.valid.rows_hint = rows
     c.width = width
     c.lazy = 0
     return buf_reserve_fresh(&c.data, (rows * width) if width else (rows // 8 + 1), owner, col)

@@ -180,6 +180,8 @@ cdef int colset_reserve(ColumnSet* cs, Py_ssize_t rows, Py_ssize_t bytes_hint) n
         r = rows * s.row_mult
         if s.seen_values > 0:
             r = _seen_reserve(bytes_hint, s.seen_values)
+        cs.var[k].valid.rows_hint = r          # the validity of whichever builder column k uses
+        cs.fix[k].valid.rows_hint = r
         if s.kind == CS_VAR:
             if s.seen_bytes > 0:
                 nbytes = _seen_reserve(bytes_hint, s.seen_bytes)
@@ -191,14 +193,11 @@ cdef int colset_reserve(ColumnSet* cs, Py_ssize_t rows, Py_ssize_t bytes_hint) n
             if fix_init(&cs.fix[k], s.width, r, cs.owner, k) < 0:
                 return -1
         elif s.kind == CS_MAP:
-            cs.var[k].valid.rows_hint = r
             if buf_reserve_fresh(&cs.var[k].offsets, (r + 1) * 4, cs.owner, k) < 0:
                 return -1
             (<int32_t*>cs.var[k].offsets.data)[0] = 0
             cs.var[k].offsets.len = 4
             cs.count[k] = 0
-        else:
-            cs.var[k].valid.rows_hint = r
     return 0
 
 
