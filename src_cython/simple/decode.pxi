@@ -66,6 +66,13 @@ ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
 
 
+# _avro_map in streaming mode met what only the image path decides in the twin's order (a column
+# repeated or out of target order, a value that fails or stops): _message reads the message again
+# without streaming, and that answer stands
+cdef enum:
+    RC_RESTREAM = 2
+
+
 cdef struct TablePlan:
     uint64_t version
     uint64_t hash
@@ -124,6 +131,7 @@ cdef struct DmlInfo:
     int ck_fault           # CK_* of the first checksum member of a wrong form (JSON), CK_OK if none
     int op
     int plan
+    int streamed           # the typed targets were written while the map was read (_stream_target)
     # byte offsets of the envelope values an error may name (the last copy of a repeated member)
     Py_ssize_t type_at, commit_ts_at, build_ts_at, schema_version_at, table_id_at, ck_fault_at
 
@@ -178,6 +186,11 @@ cdef class SimplePlan:
     cdef MessageInput input      # the messages of `_values_ref`
     cdef int started
     cdef int cur_plan
+    # typed Avro: the map a row's targets come from is converted as it is read, in target order,
+    # when its columns come in that order (every row of TiCDC's); no_stream reads a message
+    # through the image instead (the restart), next_target is the first target not yet written
+    cdef int no_stream
+    cdef int next_target
     cdef uint32_t cgen
     cdef uint32_t image_gen[3]   # per image of the core (IMG_*): cgen when it was started
     cdef int env_seq[24]         # envelope key id seen at each position of the last message
@@ -643,6 +656,8 @@ cdef class SimplePlan:
         cdef Cur c
         cdef DmlInfo d
         cdef int rc
+        cdef Py_ssize_t rows
+        cdef long long replaced
         c.start = p
         c.pos = p
         c.end = p + n
@@ -650,7 +665,30 @@ cdef class SimplePlan:
         d.plan = -1
         err.part = PART_VALUE
         if self.avro:
+            rows = colset_rows(&self.core.cols, CS_OP)
+            replaced = self.core.invalid_utf8_replaced
             rc = self._avro_dml(&c, &d, err)
+            if rc == RUN_OK:
+                rc = self._emit_dml(&d, msg, err)
+            if rc == RC_RESTREAM:
+                # undo the streamed row (and what its values counted) and let the image path give
+                # the twin's answer.  Other failures need no second reading: what streaming wrote
+                # converted without fault, so the image path would fail the same way, and the
+                # run loop drops the partial row.
+                colset_truncate(&self.core.cols, rows)
+                self.core.invalid_utf8_replaced = replaced
+                memset(&d, 0, sizeof(DmlInfo))
+                d.plan = -1
+                memset(err, 0, sizeof(Err))
+                err.msg = msg
+                err.part = PART_VALUE
+                c.pos = p
+                self.no_stream = 1
+                rc = self._avro_dml(&c, &d, err)
+                if rc == RUN_OK:
+                    rc = self._emit_dml(&d, msg, err)
+                self.no_stream = 0
+            return rc
         else:
             # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
             if not utf8_valid(p, n):
@@ -1081,6 +1119,7 @@ cdef class SimplePlan:
     # ---- Avro
     cdef int _avro_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
         cdef int64_t v, idx
+        cdef int stream_k, k, rc
         cdef Span s
         cdef const uint8_t* at
         if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
@@ -1173,6 +1212,17 @@ cdef class SimplePlan:
         # Text forms of Avro values go to a scratch buffer that may move while the message is
         # read: spans hold scratch offsets (in_scratch) until the message is done.
         self.avro_scratch.len = 0
+        # the map the typed targets come from (data; old for a DELETE) is streamed into them,
+        # unless the row is another table's or the old image needs a DELETE's map kept
+        stream_k = -1
+        if self.core.typed and not self.no_stream \
+                and not (d.op == OP_DELETE and self.core.with_old_image) \
+                and self.core.is_own_table(<const uint8_t*>(self.keys.data + self.plans[d.plan].db_off),
+                                           self.plans[d.plan].db_len,
+                                           <const uint8_t*>(self.keys.data + self.plans[d.plan].tbl_off),
+                                           self.plans[d.plan].tbl_len):
+            stream_k = 1 if d.op == OP_DELETE else 0
+            self.cur_plan = d.plan          # what _convert reads ENUM/SET elements by
         for k in range(2):
             if avro_union(c, 2, &idx, err) < 0:
                 return -1
@@ -1181,7 +1231,11 @@ cdef class SimplePlan:
                     d.has_data = 1
                 else:
                     d.has_old = 1
-                rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[IMG_U if k == 0 else IMG_P], err)
+                if k == stream_k:
+                    d.streamed = 1
+                    self.next_target = 0
+                rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[IMG_U if k == 0 else IMG_P],
+                                    k == stream_k, err)
                 if rc != 0:
                     return rc
         if c.pos != c.end:
@@ -1192,7 +1246,7 @@ cdef class SimplePlan:
             fix_scratch_spans(&self.core.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
         return RUN_OK
 
-    cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, Err* err) noexcept nogil:
+    cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
         cdef int64_t count, size, idx, lv
         cdef int j, dup, rc, tj
         cdef ColEntry* e
@@ -1320,9 +1374,46 @@ cdef class SimplePlan:
                     rc = self._set_timestamp(e, &loc, &val, err)
                     if rc != 0:
                         return rc
-                if self._dedupe_column(p, img, e) == 0:
+                if stream:
+                    rc = self._stream_target(p, e, start, err)
+                    if rc != 0:
+                        return rc
+                elif self._dedupe_column(p, img, e) == 0:
                     img.n += 1
+        if stream:
+            while self.next_target < self.core.ntargets:
+                if self.core._push_target_null(self.next_target) < 0:
+                    return _oom(err)
+                self.next_target += 1
         return 0
+
+    cdef inline int _stream_target(self, TablePlan* p, ColEntry* e, Py_ssize_t scratch_start,
+                                   Err* err) noexcept nogil:
+        """Write a streamed map entry into its target (the targets before it that the row lacks
+        get nulls, as _emit_typed gives them): 0, RC_NO_MEMORY, or RC_RESTREAM when the image
+        path must decide."""
+        cdef int tj = p.col_target[e.col]
+        cdef int rc
+        if tj < 0:
+            return 0
+        if tj < self.next_target:
+            return RC_RESTREAM             # repeated (JSON-style last-wins) or out of target order
+        while self.next_target < tj:
+            if self.core._push_target_null(self.next_target) < 0:
+                return RC_NO_MEMORY
+            self.next_target += 1
+        self.next_target = tj + 1
+        if e.v.kind == J_NULL or e.v.kind == J_ABSENT:
+            return self.core._push_target_null(tj)
+        if e.v.in_scratch:
+            e.v.p = self.avro_scratch.data + <uintptr_t>e.v.p
+            e.v.in_scratch = 0
+        rc = self._convert(e, tj, err)
+        if rc == RC_NO_MEMORY:
+            return rc
+        # the text form is spent: the next value reuses its scratch
+        self.avro_scratch.len = scratch_start
+        return 0 if rc == 0 else RC_RESTREAM
 
     # ---- one DML row
     cdef int _push_generic_only(self, const DmlInfo* d, Err* err) noexcept nogil:
@@ -1405,7 +1496,7 @@ cdef class SimplePlan:
             if rc < 0:
                 return rc
         if self.core.typed:
-            rc = self._emit_typed(a if a != NULL else b, NULL, err)
+            rc = 0 if d.streamed else self._emit_typed(a if a != NULL else b, NULL, err)
             if rc < 0 or not self.core.with_old_image:
                 return rc
             return self._emit_old_image(b, NULL, err)

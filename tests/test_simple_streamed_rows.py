@@ -1,0 +1,142 @@
+"""Typed simple-protocol Avro rows are converted while their map is read, straight into the target
+columns, when the map's columns come in target order (every row TiCDC writes).  Anything else -- a
+column repeated or out of order, a value that fails, a message that fails after its map -- reads
+the message again through the row image, whose answer is the twin's.  These rows are built entry
+by entry so that each of those cases happens inside one map."""
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import ticdc_fast
+from ticdc_fast.testing import SimpleBootstrap, SimpleColumn, SimpleDML, SimpleEncoder, SimpleTable, make_tso
+
+T0 = 1_714_521_600_000
+TABLE = SimpleTable("db", "t", 70, make_tso(T0 - 10_000), [
+    SimpleColumn("id", "bigint", nullable=False), SimpleColumn("name", "varchar", length=20),
+    SimpleColumn("n", "int"), SimpleColumn("ts", "timestamp", decimal=3)])
+SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("n", pa.int8()), ("ts", pa.timestamp("us", "UTC"))])
+
+
+def _message(data, op="INSERT", old=None):
+    events = [SimpleDML(TABLE, op, make_tso(T0), data=data, old=old)]
+    return SimpleEncoder("avro").encode(events)[0][1]
+
+
+def _frame():
+    """The bytes of an INSERT before and after its data map (an empty map is the one byte 0)."""
+    empty, one = _message({}), _message({"id": 1})
+    at = next(i for i, (a, b) in enumerate(zip(empty, one)) if a != b)
+    assert empty[at] == 0 and one[at] == 2
+    return empty[:at], empty[at + 1:]
+
+
+def _entry(column, value):
+    """One map entry (key, union branch, value) as the encoder writes it."""
+    head, tail = _frame()
+    m = _message({column: value})
+    return m[len(head) + 1:len(m) - len(tail) - 1]
+
+
+def _insert(entries, trailing=b""):
+    head, tail = _frame()
+    return head + bytes([2 * len(entries)]) + b"".join(entries) + b"\x00" + tail + trailing
+
+
+def _bootstrap():
+    return SimpleEncoder("avro").encode([SimpleBootstrap(TABLE)])[0][1]
+
+
+def _decode(impl, values, **kw):
+    dec = ticdc_fast.SimpleDecoder("avro", table="db.t", schema=SCHEMA, implementation=impl, **kw)
+    return dec, dec.decode(None, [_bootstrap()] + values)
+
+
+def _rows(batch):
+    return [(r["_op"], r["id"], r["name"], r["n"]) for r in batch.to_pylist()][1:]
+
+
+def test_in_order_rows_with_missing_and_null_columns(impl):
+    rows = [_insert([_entry("id", 1), _entry("name", "a"), _entry("n", 5)]),
+            _insert([_entry("id", 2), _entry("n", None)]),                 # name missing, n null
+            _insert([_entry("id", 3)]),
+            _insert([_entry("id", 4), _entry("name", "日本"), _entry("n", -128), _entry("ts", ("UTC", "2024-05-01 00:00:01.250"))])]
+    _, got = _decode(impl, rows)
+    assert _rows(got) == [("INSERT", 1, "a", 5), ("INSERT", 2, None, None), ("INSERT", 3, None, None),
+                          ("INSERT", 4, "日本", -128)]
+    assert got.column("ts").to_pylist()[-1].isoformat() == "2024-05-01T00:00:01.250000+00:00"
+    _, want = _decode("python", rows)
+    assert got.equals(want)
+
+
+def test_columns_out_of_target_order(impl):
+    rows = [_insert([_entry("n", 7), _entry("name", "b"), _entry("id", 9)]),
+            _insert([_entry("id", 10), _entry("n", 1), _entry("name", "c")])]
+    _, got = _decode(impl, rows)
+    assert _rows(got) == [("INSERT", 9, "b", 7), ("INSERT", 10, "c", 1)]
+    _, want = _decode("python", rows)
+    assert got.equals(want)
+
+
+def test_repeated_column_last_copy_wins(impl):
+    rows = [_insert([_entry("id", 1), _entry("name", "x"), _entry("n", 5), _entry("n", 7)]),
+            _insert([_entry("id", 2), _entry("id", 3), _entry("name", "y")]),
+            _insert([_entry("id", 4), _entry("n", 6), _entry("n", None)])]
+    _, got = _decode(impl, rows)
+    assert _rows(got) == [("INSERT", 1, "x", 7), ("INSERT", 3, "y", None), ("INSERT", 4, None, None)]
+    _, want = _decode("python", rows)
+    assert got.equals(want)
+
+
+def _error(impl, values, **kw):
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        _decode(impl, values, **kw)
+    e = ei.value
+    return e.message_index, e.byte_offset, e.column, e.reason
+
+
+def test_failing_value_then_trailing_bytes_reports_the_framing_error(impl):
+    """The row's map converts with an error (n = 1000 does not fit int8), and the message has a
+    trailing byte: the twin reads the whole message before converting, so the framing error is
+    the one reported, at the end of the message."""
+    bad = _insert([_entry("id", 1), _entry("n", 1000), _entry("name", "z")], trailing=b"\x00")
+    got = _error(impl, [bad])
+    assert got == _error("python", [bad])
+    assert got[0] == 1 and "trailing bytes" in got[3] and got[1] == len(bad) - 1
+
+
+def test_failing_value_reports_its_column_and_offset(impl):
+    bad = _insert([_entry("id", 1), _entry("n", 1000), _entry("name", "z")])
+    got = _error(impl, [_insert([_entry("id", 0)]), bad])
+    assert got == _error("python", [_insert([_entry("id", 0)]), bad])
+    assert got[0] == 2 and got[2] == "n"
+
+
+def _invalid_text_entry():
+    entry = _entry("name", "zz")
+    return entry.replace(b"zz", b"z\xff")
+
+
+def test_replaced_invalid_utf8_counted_once_when_the_row_is_read_again(impl):
+    """A streamed text column with invalid UTF-8 is replaced (and counted) before a repeated column
+    sends the row through the image, which converts it again: it counts once, as in the twin."""
+    again = _insert([_entry("id", 1), _invalid_text_entry(), _entry("n", 1), _entry("n", 2)])
+    counts = []
+    for which in (impl, "python"):
+        dec, out = _decode(which, [again])
+        assert _rows(out) == [("INSERT", 1, "z\ufffd", 2)]
+        counts.append(dec.invalid_utf8_replaced)
+    assert counts == [1, 1]
+
+
+def test_row_failing_after_its_map_is_skipped_whole(impl):
+    """A streamed row whose message fails on a trailing byte leaves nothing behind: the skipped
+    message has no row and counts no replaced text, as in the twin."""
+    good = _insert([_entry("id", 1), _invalid_text_entry()])
+    failing = _insert([_entry("id", 2), _invalid_text_entry(), _entry("n", 3)], trailing=b"\x00")
+    counts = []
+    for which in (impl, "python"):
+        dec, out = _decode(which, [good, failing, good], on_error="skip")
+        assert _rows(out) == [("INSERT", 1, "z\ufffd", None), ("INSERT", 1, "z\ufffd", None)]
+        counts.append(dec.invalid_utf8_replaced)
+    assert counts == [2, 2]
