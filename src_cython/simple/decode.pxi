@@ -136,6 +136,31 @@ cdef struct DmlInfo:
     Py_ssize_t type_at, commit_ts_at, build_ts_at, schema_version_at, table_id_at, ck_fault_at
 
 
+cdef inline void _dml_start_avro(DmlInfo* d) noexcept nogil:
+    """What an Avro DML may leave unwritten (optional fields, JSON-only ones) gets its default;
+    _avro_dml writes every other field before it is read.  Cheaper per message than clearing
+    the whole struct."""
+    d.ccl.kind = J_ABSENT
+    d.type.kind = J_ABSENT
+    d.data_span.kind = J_ABSENT
+    d.old_span.kind = J_ABSENT
+    d.hko = 0
+    d.has_ck = 0
+    d.ck_version = 0
+    d.ck_corrupted = 0
+    d.ck_current = 0
+    d.ck_previous = 0
+    d.ck_fault = CK_OK
+    d.has_data = 0
+    d.has_old = 0
+    d.has_version = 0
+    d.has_table_id = 0
+    d.has_build_ts = 0
+    d.has_commit_ts = 0
+    d.streamed = 0
+    d.plan = -1
+
+
 cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.type_code)
     free(p.flags)
@@ -399,12 +424,20 @@ cdef class SimplePlan:
                         uint64_t version) noexcept nogil:
         """Plan of (database, table, version) by hash: many tables and versions cost no more per
         message than one."""
-        cdef uint64_t h = _plan_hash(db, dbn, tb, tbn, version)
+        cdef uint64_t h
         cdef int k
         cdef Py_ssize_t s
         cdef TablePlan* p
         if self.pslot_cap == 0:
             return -1
+        # a topic's messages mostly repeat the previous one's table: compare before hashing
+        if 0 <= self.cur_plan < self.nplans:
+            p = &self.plans[self.cur_plan]
+            if p.version == version and p.db_len == dbn and p.tbl_len == tbn \
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.tbl_off), <const uint8_t*>(tb), tbn) \
+                    and bytes_eq(<const uint8_t*>(self.keys.data + p.db_off), <const uint8_t*>(db), dbn):
+                return self.cur_plan
+        h = _plan_hash(db, dbn, tb, tbn, version)
         s = _hash_slot(h, self.pslot_cap)
         while True:
             k = self.pslot[s]
@@ -661,12 +694,11 @@ cdef class SimplePlan:
         c.start = p
         c.pos = p
         c.end = p + n
-        memset(&d, 0, sizeof(DmlInfo))
-        d.plan = -1
         err.part = PART_VALUE
         if self.avro:
             rows = colset_rows(&self.core.cols, CS_OP)
             replaced = self.core.invalid_utf8_replaced
+            _dml_start_avro(&d)
             rc = self._avro_dml(&c, &d, err)
             if rc == RUN_OK:
                 rc = self._emit_dml(&d, msg, err)
@@ -677,8 +709,7 @@ cdef class SimplePlan:
                 # run loop drops the partial row.
                 colset_truncate(&self.core.cols, rows)
                 self.core.invalid_utf8_replaced = replaced
-                memset(&d, 0, sizeof(DmlInfo))
-                d.plan = -1
+                _dml_start_avro(&d)
                 memset(err, 0, sizeof(Err))
                 err.msg = msg
                 err.part = PART_VALUE
@@ -690,6 +721,8 @@ cdef class SimplePlan:
                 self.no_stream = 0
             return rc
         else:
+            memset(&d, 0, sizeof(DmlInfo))
+            d.plan = -1
             # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
             if not utf8_valid(p, n):
                 return fail_at(err, utf8_first_invalid(p, n), "malformed JSON: invalid UTF-8")
