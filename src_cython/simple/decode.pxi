@@ -66,9 +66,9 @@ ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
 
 
-# _avro_map in streaming mode met what only the image path decides in the twin's order (a column
-# repeated or out of target order, a value that fails or stops): _message reads the message again
-# without streaming, and that answer stands
+# A typed row streamed into its targets met what only the image path decides in the twin's order
+# (a repeated column, a value that fails or stops): _message reads the message again without
+# streaming (Avro) or by the last-wins reading (JSON), and that answer stands
 cdef enum:
     RC_RESTREAM = 2
 
@@ -211,11 +211,14 @@ cdef class SimplePlan:
     cdef MessageInput input      # the messages of `_values_ref`
     cdef int started
     cdef int cur_plan
-    # typed Avro: the map a row's targets come from is converted as it is read, in target order,
-    # when its columns come in that order (every row of TiCDC's); no_stream reads a message
-    # through the image instead (the restart), next_target is the first target not yet written
+    # typed rows: the map a row's targets come from is converted as it is read, in whatever
+    # order its columns come (JSON: sorted, Avro: Go map order); no_stream reads a message
+    # through the image instead (the restart).  target_gen[j] == row_gen: target j has this row's
+    # value already.
     cdef int no_stream
-    cdef int next_target
+    cdef uint32_t* target_gen
+    cdef uint32_t row_gen
+    cdef readonly long long rows_read_again     # streamed rows sent back to the image (tests)
     cdef uint32_t cgen
     cdef uint32_t image_gen[3]   # per image of the core (IMG_*): cgen when it was started
     cdef int env_seq[24]         # envelope key id seen at each position of the last message
@@ -245,6 +248,9 @@ cdef class SimplePlan:
         for k in range(ENV_SEQ_MAX):
             self.env_seq[k] = -1
         self._targets = cfg.targets or ()
+        self.target_gen = <uint32_t*>calloc(max(self.core.ntargets, 1), sizeof(uint32_t))
+        if self.target_gen == NULL:
+            raise MemoryError("the simple-protocol target marks")
 
     @property
     def invalid_utf8_replaced(self):
@@ -260,6 +266,7 @@ cdef class SimplePlan:
             _free_table_plan(&self.plans[i])
         free(self.plans)
         free(self.pslot)
+        free(self.target_gen)
         buf_free(&self.keys)
         buf_free(&self.elems)
         buf_free(&self.elem_off_buf)
@@ -703,6 +710,7 @@ cdef class SimplePlan:
             if rc == RUN_OK:
                 rc = self._emit_dml(&d, msg, err)
             if rc == RC_RESTREAM:
+                self.rows_read_again += 1
                 # undo the streamed row (and what its values counted) and let the image path give
                 # the twin's answer.  Other failures need no second reading: what streaming wrote
                 # converted without fault, so the image path would fail the same way, and the
@@ -726,7 +734,14 @@ cdef class SimplePlan:
             # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
             if not utf8_valid(p, n):
                 return fail_at(err, utf8_first_invalid(p, n), "malformed JSON: invalid UTF-8")
+            rows = colset_rows(&self.core.cols, CS_OP)
+            replaced = self.core.invalid_utf8_replaced
             rc = self._json_dml(&c, &d, err)
+            if rc != RUN_OK and rc != RC_NO_MEMORY and d.streamed:
+                # the streamed row goes with the reading that declined it
+                self.rows_read_again += 1
+                colset_truncate(&self.core.cols, rows)
+                self.core.invalid_utf8_replaced = replaced
             if rc != RUN_OK and rc != RC_NO_MEMORY:
                 # the one-pass reader judged members as they came; a repeated key must be judged
                 # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
@@ -750,6 +765,7 @@ cdef class SimplePlan:
         cdef int r
         cdef IntVal iv
         cdef int direct = 0, which, rc, kid, epos = 0
+        cdef bint stream
         cdef uint32_t seen = 0
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
@@ -792,7 +808,13 @@ cdef class SimplePlan:
             if which >= 0 and d.plan < 0 and self._json_plan_early(d) == 0:
                 pass
             if which >= 0 and d.plan >= 0:
-                rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], err)
+                stream = self._json_streams(d, which)
+                if stream:
+                    d.streamed = 1
+                    self._stream_start()
+                rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], stream, err)
+                if rc == RC_RESTREAM:
+                    return rc
                 if rc != 0:
                     return _image_declined(rc, err)
                 if which == IMG_U:
@@ -895,6 +917,23 @@ cdef class SimplePlan:
 
 
 
+    cdef bint _json_streams(self, const DmlInfo* d, int which) noexcept nogil:
+        """Whether the image `which`, read in place with the plan known (so the type is an
+        unescaped INSERT, UPDATE or DELETE), is streamed into the typed targets: the row's own
+        table, and the image its op takes them from (unless the old image needs a DELETE's kept)."""
+        cdef TablePlan* p
+        if not self.core.typed or self.no_stream or d.type.esc:
+            return 0
+        if memcmp(d.type.p, b"DELETE", 6) == 0:
+            if self.core.with_old_image or which != IMG_P:
+                return 0
+        elif which != IMG_U:
+            return 0
+        p = &self.plans[d.plan]
+        self.cur_plan = d.plan          # what _convert reads ENUM/SET elements by
+        return self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
+                                      <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len)
+
     cdef int _json_plan_early(self, DmlInfo* d) noexcept nogil:
         """Resolve the plan once database, table, schemaVersion and a DML type were seen."""
         if d.database.kind != J_STR or d.table.kind != J_STR or not d.has_version or d.type.kind != J_STR:
@@ -977,25 +1016,25 @@ cdef class SimplePlan:
         c.start = outer.start
         c.pos = s.p
         c.end = s.p + s.n
-        return self._json_image_cur(&c, p, img, err)
+        return self._json_image_cur(&c, p, img, 0, err)
 
-    cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, Err* err) noexcept nogil:
+    cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
         """Parse a data/old object at the cursor with the table plan: 0 ok, 1 stop (zone),
-        RC_FAILED, or RC_NO_MEMORY."""
+        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RC_RESTREAM."""
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
         cdef Cur c = cp[0]
-        r = self._json_image_body(&c, p, img, err)
+        r = self._json_image_body(&c, p, img, stream, err)
         cp.pos = c.pos
         return r
 
-    cdef int _json_image_body(self, Cur* cc, TablePlan* p, Image* img, Err* err) noexcept nogil:
+    cdef int _json_image_body(self, Cur* cc, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
         cdef Cur c = cc[0]
-        cdef Py_ssize_t pos = 0, k
+        cdef Py_ssize_t pos = 0, k, scratch_start
         cdef int ts_objects = 0
         self._image_start(p, img)
         r = obj_open(&c, err)
@@ -1026,6 +1065,7 @@ cdef class SimplePlan:
                 e.f = p.flags[j]
                 e.has_t = 1
                 e.zone = -1
+                scratch_start = self.avro_scratch.len
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
                 if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
@@ -1033,9 +1073,15 @@ cdef class SimplePlan:
                     if r2 == RC_NO_MEMORY:
                         return r2
                     if r2 != 0:
+                        if stream:
+                            return RC_RESTREAM
                         _forget_error(err)   # judged again at the end: a later copy may replace it
                         ts_objects = 1
-                if self._dedupe_column(p, img, e) == 0:
+                if stream:
+                    r2 = self._stream_target(p, e, scratch_start, err)
+                    if r2 != 0:
+                        return r2
+                elif self._dedupe_column(p, img, e) == 0:
                     img.n += 1
                 r = obj_next(&c, err)
                 if r < 0:
@@ -1063,6 +1109,7 @@ cdef class SimplePlan:
             e.f = p.flags[j]
             e.has_t = 1
             e.zone = -1
+            scratch_start = self.avro_scratch.len
             if scan_value(&c, &e.v, 3, err) < 0:
                 return -1
             if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
@@ -1070,9 +1117,15 @@ cdef class SimplePlan:
                 if r2 == RC_NO_MEMORY:
                     return r2
                 if r2 != 0:
+                    if stream:
+                        return RC_RESTREAM
                     _forget_error(err)
                     ts_objects = 1
-            if self._dedupe_column(p, img, e) == 0:
+            if stream:
+                r2 = self._stream_target(p, e, scratch_start, err)
+                if r2 != 0:
+                    return r2
+            elif self._dedupe_column(p, img, e) == 0:
                 img.n += 1
             r = obj_next(&c, err)
             if r < 0:
@@ -1089,6 +1142,8 @@ cdef class SimplePlan:
                         return r2
                     if r2 != 0:
                         return -1 if err.failed else 1
+        if stream and self._stream_end() < 0:
+            return _oom(err)
         cc.pos = c.pos
         return 0
 
@@ -1266,7 +1321,7 @@ cdef class SimplePlan:
                     d.has_old = 1
                 if k == stream_k:
                     d.streamed = 1
-                    self.next_target = 0
+                    self._stream_start()
                 rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[IMG_U if k == 0 else IMG_P],
                                     k == stream_k, err)
                 if rc != 0:
@@ -1413,29 +1468,28 @@ cdef class SimplePlan:
                         return rc
                 elif self._dedupe_column(p, img, e) == 0:
                     img.n += 1
-        if stream:
-            while self.next_target < self.core.ntargets:
-                if self.core._push_target_null(self.next_target) < 0:
-                    return _oom(err)
-                self.next_target += 1
+        if stream and self._stream_end() < 0:
+            return _oom(err)
         return 0
+
+    cdef inline void _stream_start(self) noexcept nogil:
+        self.row_gen += 1
+        if self.row_gen == 0:
+            memset(self.target_gen, 0, max(self.core.ntargets, 1) * sizeof(uint32_t))
+            self.row_gen = 1
 
     cdef inline int _stream_target(self, TablePlan* p, ColEntry* e, Py_ssize_t scratch_start,
                                    Err* err) noexcept nogil:
-        """Write a streamed map entry into its target (the targets before it that the row lacks
-        get nulls, as _emit_typed gives them): 0, RC_NO_MEMORY, or RC_RESTREAM when the image
-        path must decide."""
+        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RC_RESTREAM when the
+        image path must decide (a repeated column: the last copy wins at the first one's place;
+        a value that fails or stops)."""
         cdef int tj = p.col_target[e.col]
         cdef int rc
         if tj < 0:
             return 0
-        if tj < self.next_target:
-            return RC_RESTREAM             # repeated (JSON-style last-wins) or out of target order
-        while self.next_target < tj:
-            if self.core._push_target_null(self.next_target) < 0:
-                return RC_NO_MEMORY
-            self.next_target += 1
-        self.next_target = tj + 1
+        if self.target_gen[tj] == self.row_gen:
+            return RC_RESTREAM
+        self.target_gen[tj] = self.row_gen
         if e.v.kind == J_NULL or e.v.kind == J_ABSENT:
             return self.core._push_target_null(tj)
         if e.v.in_scratch:
@@ -1447,6 +1501,14 @@ cdef class SimplePlan:
         # the text form is spent: the next value reuses its scratch
         self.avro_scratch.len = scratch_start
         return 0 if rc == 0 else RC_RESTREAM
+
+    cdef inline int _stream_end(self) noexcept nogil:
+        """A null in every target the streamed map did not name, as _emit_typed gives them."""
+        cdef int j
+        for j in range(self.core.ntargets):
+            if self.target_gen[j] != self.row_gen and self.core._push_target_null(j) < 0:
+                return RC_NO_MEMORY
+        return 0
 
     # ---- one DML row
     cdef int _push_generic_only(self, const DmlInfo* d, Err* err) noexcept nogil:
