@@ -1,4 +1,4 @@
-"""The core's name hash (src_cython/plan/rows.pxi `fnv1a`): every look-up table of the core (column
+"""The core's name hash (src_cython/plan/rows.pxi `name_hash`): every look-up table of the core (column
 names, targets, zones, the open protocol's per-table name memos) takes its slot from the low bits.
 Plain FNV-1a's low k bits depend on the low k bits of each byte only, so names that differ in the
 high bits of a byte shared a slot: shop.events and shop.orders shared one name memo of 16 and

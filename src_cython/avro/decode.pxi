@@ -273,7 +273,7 @@ cdef class AvroPlan:
             p.fields[k].scale = scale
             p.fields[k].name_off = p.names.len
             p.fields[k].name_len = len(nb)
-            p.fields[k].hash = fnv1a(<const uint8_t*><const char*>nb, len(nb))
+            p.fields[k].hash = name_hash(<const uint8_t*><const char*>nb, len(nb))
             p.field_target[k] = self.core._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
                 no_memory("the field names of an Avro writer plan")

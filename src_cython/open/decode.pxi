@@ -1208,7 +1208,7 @@ cdef class OpenPlan:
                     for mo in range(k):
                         if self._dedupe_slot(img, mo) < 0:
                             return RC_NO_MEMORY
-                e.hash = fnv1a(self.core._name_ptr(e), e.name_len)
+                e.hash = name_hash(self.core._name_ptr(e), e.name_len)
                 e.tgt = -2
                 dup = self._dedupe_slot(img, img.n)
                 if dup < 0:

@@ -176,7 +176,7 @@ cdef class PlanCore:
             self.tname_off[j] = self.target_names.len
             if buf_append(&self.target_names, <const char*>name, len(name)) < 0:
                 no_memory("the target column names")
-            self.tname_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
+            self.tname_hash[j] = name_hash(<const uint8_t*><const char*>name, len(name))
             k = <Py_ssize_t>(self.tname_hash[j] & <uint64_t>(self.tslot_cap - 1))
             while self.tslot[k] >= 0:
                 k = (k + 1) & (self.tslot_cap - 1)
@@ -270,7 +270,7 @@ cdef class PlanCore:
             self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
         self.zone_key[z] = key
         self.zone_key_len[z] = len(nb)
-        self.zone_hash[z] = fnv1a(key, len(nb))
+        self.zone_hash[z] = name_hash(key, len(nb))
         self.zone_n[z] = n if known else -1
         self.zone_bounds[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         self.zone_offsets[z] = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
@@ -337,7 +337,7 @@ cdef class PlanCore:
         cdef int z
         if self.zslot_cap == 0:
             return -1
-        h = fnv1a(name, n)
+        h = name_hash(name, n)
         s = _hash_slot(h, self.zslot_cap)
         while True:
             z = self.zslot[s]
@@ -733,7 +733,7 @@ cdef class PlanCore:
                 and bytes_eq(tbl, <const uint8_t*>self.table_name_c, tbl_n))
 
     cdef int _target_by_name(self, const uint8_t* name, Py_ssize_t n) noexcept nogil:
-        cdef uint64_t h = fnv1a(name, n)
+        cdef uint64_t h = name_hash(name, n)
         cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(self.tslot_cap - 1))
         cdef int j
         while True:

@@ -66,6 +66,15 @@ ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
 
 
+# How _avro_map keeps a map's values: in the row image (generic rows, maps the typed targets do not
+# come from), streamed into the typed targets, or only read and checked (a typed decoder's rows of
+# other tables, which it drops: no text forms are made for them)
+cdef enum:
+    MAP_IMAGE = 0
+    MAP_STREAM = 1
+    MAP_CHECK = 2
+
+
 # A typed row streamed into its targets met what only the image path decides in the twin's order
 # (a repeated column, a value that fails or stops): _message reads the message again without
 # streaming (Avro) or by the last-wins reading (JSON), and that answer stands
@@ -358,7 +367,7 @@ cdef class SimplePlan:
             p.name_off[j] = p.names.len
             if buf_append(&p.names, <const char*>name, len(name)) < 0:
                 no_memory("the column names of a table plan")
-            p.name_hash[j] = fnv1a(<const uint8_t*><const char*>name, len(name))
+            p.name_hash[j] = name_hash(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
@@ -479,7 +488,7 @@ cdef class SimplePlan:
             if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
                     and bytes_eq(p.names.data + p.name_off[j], name, n):
                 return j
-        j = self._find_column(p, name, n, fnv1a(name, n))
+        j = self._find_column(p, name, n, name_hash(name, n))
         if j >= 0 and pos < p.ncols:
             p.seq[pos] = j
         return j
@@ -1208,6 +1217,7 @@ cdef class SimplePlan:
     cdef int _avro_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
         cdef int64_t v, idx
         cdef int stream_k, k, rc
+        cdef bint other_table
         cdef Span s
         cdef const uint8_t* at
         if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
@@ -1301,16 +1311,16 @@ cdef class SimplePlan:
         # read: spans hold scratch offsets (in_scratch) until the message is done.
         self.avro_scratch.len = 0
         # the map the typed targets come from (data; old for a DELETE) is streamed into them,
-        # unless the row is another table's or the old image needs a DELETE's map kept
+        # unless the old image needs a DELETE's map kept; another table's row is only checked
         stream_k = -1
-        if self.core.typed and not self.no_stream \
-                and not (d.op == OP_DELETE and self.core.with_old_image) \
-                and self.core.is_own_table(<const uint8_t*>(self.keys.data + self.plans[d.plan].db_off),
-                                           self.plans[d.plan].db_len,
-                                           <const uint8_t*>(self.keys.data + self.plans[d.plan].tbl_off),
-                                           self.plans[d.plan].tbl_len):
-            stream_k = 1 if d.op == OP_DELETE else 0
-            self.cur_plan = d.plan          # what _convert reads ENUM/SET elements by
+        other_table = 0
+        if self.core.typed:
+            other_table = not self.core.is_own_table(
+                <const uint8_t*>(self.keys.data + self.plans[d.plan].db_off), self.plans[d.plan].db_len,
+                <const uint8_t*>(self.keys.data + self.plans[d.plan].tbl_off), self.plans[d.plan].tbl_len)
+            if not other_table and not self.no_stream and not (d.op == OP_DELETE and self.core.with_old_image):
+                stream_k = 1 if d.op == OP_DELETE else 0
+                self.cur_plan = d.plan          # what _convert reads ENUM/SET elements by
         for k in range(2):
             if avro_union(c, 2, &idx, err) < 0:
                 return -1
@@ -1323,7 +1333,7 @@ cdef class SimplePlan:
                     d.streamed = 1
                     self._stream_start()
                 rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[IMG_U if k == 0 else IMG_P],
-                                    k == stream_k, err)
+                                    MAP_STREAM if k == stream_k else MAP_CHECK if other_table else MAP_IMAGE, err)
                 if rc != 0:
                     return rc
         if c.pos != c.end:
@@ -1334,7 +1344,7 @@ cdef class SimplePlan:
             fix_scratch_spans(&self.core.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
         return RUN_OK
 
-    cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
+    cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, int keep, Err* err) noexcept nogil:
         cdef int64_t count, size, idx, lv
         cdef int j, dup, rc, tj
         cdef ColEntry* e
@@ -1346,6 +1356,8 @@ cdef class SimplePlan:
         cdef int tn
         cdef IntVal iv
         cdef Py_ssize_t pos = 0
+        cdef bint stream = keep == MAP_STREAM
+        cdef bint raw = keep == MAP_CHECK        # no text forms: the row is dropped
         self._image_start(p, img)
         while True:
             if avro_long(c, &count, err) < 0:
@@ -1405,7 +1417,7 @@ cdef class SimplePlan:
                     else:
                         iv.mag = <uint64_t>lv
                     tj = p.col_target[j] if self.core.typed else -1
-                    if (not self.core.typed or (tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64)) \
+                    if raw or (not self.core.typed or (tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64)) \
                             and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM):
                         # straight into the integer target, or rendered once as generic text
                         e.v.kind = J_RAWINT
@@ -1433,8 +1445,8 @@ cdef class SimplePlan:
                         set_column(err, e.name.p, e.name.n)
                         return fail_at(err, e.v.off, "NaN or infinite float")
                     tj = p.col_target[j] if self.core.typed else -1
-                    if (not self.core.typed or (tj >= 0 and (self.core.writers[tj] == W_FLOAT64
-                                                             or self.core.writers[tj] == W_FLOAT32))) \
+                    if raw or (not self.core.typed or (tj >= 0 and (self.core.writers[tj] == W_FLOAT64
+                                                                    or self.core.writers[tj] == W_FLOAT32))) \
                             and ((e.t == T_DOUBLE and idx == SAV_DOUBLE) or (e.t == T_FLOAT and idx == SAV_FLOAT)):
                         e.v.kind = J_RAWF64     # the text would parse back to exactly this value
                         e.v.neg = 0
@@ -1452,9 +1464,12 @@ cdef class SimplePlan:
                 elif idx == SAV_BYTES:                    # bytes → base64 text, as the JSON encoding sends
                     if avro_string(c, &val, err) < 0:
                         return -1
-                    if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
-                        return _oom(err)
-                    span_in_scratch(&e.v, start, self.avro_scratch.len - start)
+                    if raw:
+                        e.v = val
+                    else:
+                        if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
+                            return _oom(err)
+                        span_in_scratch(&e.v, start, self.avro_scratch.len - start)
                 else:                             # SAV_TIMESTAMP: Timestamp{location, value}
                     if avro_string(c, &loc, err) < 0 or avro_string(c, &val, err) < 0:
                         return -1
@@ -1466,7 +1481,7 @@ cdef class SimplePlan:
                     rc = self._stream_target(p, e, start, err)
                     if rc != 0:
                         return rc
-                elif self._dedupe_column(p, img, e) == 0:
+                elif not raw and self._dedupe_column(p, img, e) == 0:
                     img.n += 1
         if stream and self._stream_end() < 0:
             return _oom(err)
@@ -1859,7 +1874,7 @@ cdef inline void _forget_error(Err* err) noexcept nogil:
 
 cdef inline uint64_t _plan_hash(const uint8_t* db, Py_ssize_t dbn, const uint8_t* tb, Py_ssize_t tbn,
                                 uint64_t version) noexcept nogil:
-    return (fnv1a(db, dbn) * 31) ^ fnv1a(tb, tbn) ^ (version * 0x9E3779B97F4A7C15ULL)
+    return (name_hash(db, dbn) * 31) ^ name_hash(tb, tbn) ^ (version * 0x9E3779B97F4A7C15ULL)
 
 
 cdef int _json_u64(const Span* v, uint64_t* out) noexcept nogil:
