@@ -463,6 +463,10 @@ def realistic_stream(protocol: str, n_rows: int = 10_000, seed: int = 0, *, sche
                                schemas={sid: text for _, sid, text in enc.registered})
     if protocol not in ("simple-json", "simple-avro"):
         raise ValueError(f"protocol must be open, simple-json, simple-avro or avro, not {protocol!r}")
+    if protocol == "simple-avro":
+        # TiCDC writes a data/old map in Go map order, which differs from row to row
+        opts.setdefault("avro_map_order", "random")
+        opts.setdefault("seed", seed)
     enc = SimpleEncoder(protocol.split("-")[1], **opts)
     from .simple_encoder import SimpleTable
     stables = {name: SimpleTable(schema, name, tid, (START_MS - 60_000) << 18, simple_table(mix).columns)
