@@ -82,6 +82,21 @@ cdef enum:
     RC_RESTREAM = 2
 
 
+cdef enum:
+    SEQ_GIVE_UP = 16
+    SEQ_RETRY = 4096
+
+
+cdef struct ColSlot:
+    # one slot of a table plan's name index: what a probe compares sits in the slot itself, so a
+    # key found by hash (simple Avro's maps come in a new order every row) costs one slot load
+    # and one compare of the name bytes
+    uint64_t hash
+    Py_ssize_t name_off      # into TablePlan.names
+    int32_t name_len
+    int32_t col              # -1: empty
+
+
 cdef struct TablePlan:
     uint64_t version
     uint64_t hash
@@ -93,11 +108,12 @@ cdef struct TablePlan:
     int* elem_count
     Py_ssize_t* name_off     # ncols + 1 offsets into names
     uint64_t* name_hash
-    int* slot                # open addressing over names -> column index
+    ColSlot* slot            # open addressing over names -> column index
     int slot_cap
     Buf names
     int* col_target          # per column: typed target index, -1 if none
     int* seq                 # per position: the column seen there last time (names repeat per row)
+    int seq_misses           # look-ups since the position hint last held (see _resolve_column)
     uint32_t* seen           # per image slot and column: generation of the image it was last seen in
     int* at                  # per image slot and column: its entry index in that image
     int* tcol                # per typed target: the column that fills it, -1 if none
@@ -331,7 +347,7 @@ cdef class SimplePlan:
         p.slot_cap = 16
         while p.slot_cap < 2 * n:
             p.slot_cap *= 2
-        p.slot = <int*>malloc(p.slot_cap * sizeof(int))
+        p.slot = <ColSlot*>malloc(p.slot_cap * sizeof(ColSlot))
         p.col_target = <int*>calloc(n, sizeof(int))
         p.seq = <int*>calloc(n, sizeof(int))
         p.seen = <uint32_t*>calloc(2 * n, sizeof(uint32_t))
@@ -343,7 +359,7 @@ cdef class SimplePlan:
             _free_table_plan(p)
             no_memory("the column arrays of a table plan")
         for k in range(p.slot_cap):
-            p.slot[k] = -1
+            p.slot[k].col = -1
         for k in range(self.core.ntargets):
             p.tcol[k] = -1
         try:
@@ -377,9 +393,12 @@ cdef class SimplePlan:
                 p.name_kind[j] = 1 if col.name.isascii() else 2
             p.seq[j] = -1
             s = <Py_ssize_t>(p.name_hash[j] & <uint64_t>(p.slot_cap - 1))
-            while p.slot[s] >= 0:
+            while p.slot[s].col >= 0:
                 s = (s + 1) & (p.slot_cap - 1)
-            p.slot[s] = j
+            p.slot[s].col = j
+            p.slot[s].hash = p.name_hash[j]
+            p.slot[s].name_off = p.name_off[j]
+            p.slot[s].name_len = <int32_t>len(name)
             p.elem_first[j] = -1
             if col.elements is not None:
                 p.elem_first[j] = <int>(self.elem_off_buf.len // 8)
@@ -468,14 +487,14 @@ cdef class SimplePlan:
 
     cdef int _find_column(self, TablePlan* p, const uint8_t* name, Py_ssize_t n, uint64_t h) noexcept nogil:
         cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>(p.slot_cap - 1))
-        cdef int j
+        cdef ColSlot* slot
         while True:
-            j = p.slot[s]
-            if j < 0:
+            slot = &p.slot[s]
+            if slot.col < 0:
                 return -1
-            if p.name_hash[j] == h and p.name_off[j + 1] - p.name_off[j] == n \
-                    and bytes_eq(<const uint8_t*>(p.names.data + p.name_off[j]), <const uint8_t*>(name), n):
-                return j
+            if slot.hash == h and slot.name_len == n \
+                    and bytes_eq(<const uint8_t*>(p.names.data + slot.name_off), <const uint8_t*>(name), n):
+                return slot.col
             s = (s + 1) & (p.slot_cap - 1)
 
     cdef inline int _resolve_column(self, TablePlan* p, Py_ssize_t pos, const uint8_t* name,
@@ -488,6 +507,30 @@ cdef class SimplePlan:
             if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
                     and bytes_eq(p.names.data + p.name_off[j], name, n):
                 return j
+        # Avro maps in Go map order rarely repeat a position: after SEQ_GIVE_UP misses in a row
+        # the hint is not tried (a compare and a mispredicted branch per key) until SEQ_RETRY
+        # more look-ups have gone by
+        j = self._find_column(p, name, n, name_hash(name, n))
+        if j >= 0 and pos < p.ncols:
+            p.seq[pos] = j
+        return j
+
+    cdef inline int _resolve_map_key(self, TablePlan* p, Py_ssize_t pos, const uint8_t* name,
+                                     Py_ssize_t n) noexcept nogil:
+        """_resolve_column for an Avro map key.  TiCDC writes the map in Go map order, which
+        rarely repeats a position: after SEQ_GIVE_UP misses in a row the position hint is not
+        tried (a compare and a mispredicted branch per key) until SEQ_RETRY more keys have gone
+        by, so a stream whose order does repeat gets it back."""
+        cdef int j
+        if pos < p.ncols and p.seq_misses < SEQ_GIVE_UP:
+            j = p.seq[pos]
+            if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
+                    and bytes_eq(p.names.data + p.name_off[j], name, n):
+                p.seq_misses = 0
+                return j
+        p.seq_misses += 1
+        if p.seq_misses >= SEQ_RETRY:
+            p.seq_misses = 0
         j = self._find_column(p, name, n, name_hash(name, n))
         if j >= 0 and pos < p.ncols:
             p.seq[pos] = j
@@ -1380,7 +1423,7 @@ cdef class SimplePlan:
                 e.name_off = -1
                 e.name_len = e.name.n
                 e.hash = 0
-                j = self._resolve_column(p, pos, e.name.p, e.name.n)
+                j = self._resolve_map_key(p, pos, e.name.p, e.name.n)
                 pos += 1
                 if j < 0:
                     set_column(err, e.name.p, e.name.n)
