@@ -161,10 +161,13 @@ cdef struct DmlInfo:
     Py_ssize_t type_at, commit_ts_at, build_ts_at, schema_version_at, table_id_at, ck_fault_at
 
 
-cdef inline void _dml_start_avro(DmlInfo* d) noexcept nogil:
-    """What an Avro DML may leave unwritten (optional fields, JSON-only ones) gets its default;
-    _avro_dml writes every other field before it is read.  Cheaper per message than clearing
-    the whole struct."""
+cdef inline void _dml_start(DmlInfo* d) noexcept nogil:
+    """The defaults of what a message may leave unwritten: every span absent, every has_* flag
+    off, no checksum, no plan.  A value field is read only under its flag (or, JSON, once the
+    reader has required it), so the rest need no clearing: cheaper per message than a memset
+    of the whole struct."""
+    d.database.kind = J_ABSENT
+    d.table.kind = J_ABSENT
     d.ccl.kind = J_ABSENT
     d.type.kind = J_ABSENT
     d.data_span.kind = J_ABSENT
@@ -757,7 +760,7 @@ cdef class SimplePlan:
         if self.avro:
             rows = colset_rows(&self.core.cols, CS_OP)
             replaced = self.core.invalid_utf8_replaced
-            _dml_start_avro(&d)
+            _dml_start(&d)
             rc = self._avro_dml(&c, &d, err)
             if rc == RUN_OK:
                 rc = self._emit_dml(&d, msg, err)
@@ -769,7 +772,7 @@ cdef class SimplePlan:
                 # run loop drops the partial row.
                 colset_truncate(&self.core.cols, rows)
                 self.core.invalid_utf8_replaced = replaced
-                _dml_start_avro(&d)
+                _dml_start(&d)
                 memset(err, 0, sizeof(Err))
                 err.msg = msg
                 err.part = PART_VALUE
@@ -781,8 +784,7 @@ cdef class SimplePlan:
                 self.no_stream = 0
             return rc
         else:
-            memset(&d, 0, sizeof(DmlInfo))
-            d.plan = -1
+            _dml_start(&d)
             # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
             if not utf8_valid(p, n):
                 return fail_at(err, utf8_first_invalid(p, n), "malformed JSON: invalid UTF-8")
@@ -798,8 +800,7 @@ cdef class SimplePlan:
                 # the one-pass reader judged members as they came; a repeated key must be judged
                 # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
                 # rejected is read again that way, and that answer stands
-                memset(&d, 0, sizeof(DmlInfo))
-                d.plan = -1
+                _dml_start(&d)
                 memset(err, 0, sizeof(Err))
                 err.msg = msg
                 err.part = PART_VALUE
