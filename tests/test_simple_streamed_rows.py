@@ -260,3 +260,48 @@ def test_other_tables_rows_are_dropped_but_still_checked(impl, encoding):
         errs.append((ei.value.message_index, ei.value.byte_offset, ei.value.column, ei.value.reason))
     assert errs[0] == errs[1] and errs[0][0] == 2
     assert ("NaN" in errs[0][3]) if encoding == "avro" else (errs[0][2] == "zz")
+
+
+# --------------------------------------------------------------------------- key look-up
+def test_avro_key_that_is_no_column_is_named(impl):
+    """A map key of a length the table's names have but no name's bytes ("nn", "idd"): the
+    one slot its hash picks holds another column or none, and the error names the key."""
+    for key in ("nn", "idd", "name_x"):
+        entry = _entry("n", 5).replace(b"\x02n", bytes([2 * len(key)]) + key.encode(), 1)
+        bad = _insert([_entry("id", 1), entry])
+        got = _error(impl, [bad])
+        assert got == _error("python", [bad])
+        assert got[2] == key and "not in the message's schema" in got[3]
+
+
+LONG = SimpleTable("db", "t", 72, make_tso(T0 - 10_000), [
+    SimpleColumn("id", "bigint", nullable=False), SimpleColumn("a_column_name_of_thirty_bytes", "varchar", length=20),
+    SimpleColumn("n", "int")])
+
+
+def test_avro_long_column_names_use_the_hash_index(impl):
+    """A table with a name longer than 16 bytes has no perfect hash: its keys go to the hash
+    index, in any order."""
+    events = [SimpleBootstrap(LONG)] + [
+        SimpleDML(LONG, "INSERT", make_tso(T0 + i), data={"id": i, "a_column_name_of_thirty_bytes": f"v{i}", "n": i})
+        for i in range(30)]
+    values = [v for _, v in SimpleEncoder("avro", avro_map_order="random", seed=2).encode(events)]
+    schema = pa.schema([("id", pa.int64()), ("a_column_name_of_thirty_bytes", pa.string()), ("n", pa.int8())])
+    got = ticdc_fast.SimpleDecoder("avro", table="db.t", schema=schema, implementation=impl).decode(None, values)
+    want = ticdc_fast.SimpleDecoder("avro", table="db.t", schema=schema, implementation="python").decode(None, values)
+    assert got.equals(want)
+    assert got.column("a_column_name_of_thirty_bytes").to_pylist()[1:4] == ["v0", "v1", "v2"]
+
+
+def test_row_stopped_for_a_zone_counts_its_replaced_text_once(impl):
+    """The fuzzer's case (seed 2701, simple-avro 5628): a streamed row replaces invalid UTF-8 in
+    a column, then meets a TIMESTAMP whose zone the core has not loaded; the row is dropped, the
+    front end loads the zone and the message is decoded again.  Its text counts once."""
+    row = _insert([_entry("id", 1), _invalid_text_entry(), _entry("ts", ("Europe/Paris", "2024-05-01 02:00:01.250"))])
+    counts = []
+    for which in (impl, "python"):
+        dec, out = _decode(which, [row])
+        assert _rows(out) == [("INSERT", 1, "z\ufffd", None)]
+        assert out.column("ts").to_pylist()[1].isoformat() == "2024-05-01T00:00:01.250000+00:00"
+        counts.append(dec.invalid_utf8_replaced)
+    assert counts == [1, 1]

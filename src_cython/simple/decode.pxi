@@ -87,6 +87,32 @@ cdef enum:
     SEQ_RETRY = 4096
 
 
+cdef struct KeySlot:
+    # a column name of at most 16 bytes, zero-padded, in the plan's perfect-hash table
+    uint64_t lo
+    uint64_t hi
+    int32_t n                # -1: empty
+    int32_t col
+
+
+cdef uint64_t KEY_MASK_LO[17]    # the bytes of a name of n <= 16 bytes in its first and second word
+cdef uint64_t KEY_MASK_HI[17]
+
+
+cdef void _init_key_masks() noexcept:
+    cdef int n
+    for n in range(17):
+        KEY_MASK_LO[n] = 0xFFFFFFFFFFFFFFFFULL if n >= 8 else ((1ULL << (8 * n)) - 1)
+        KEY_MASK_HI[n] = 0 if n <= 8 else 0xFFFFFFFFFFFFFFFFULL if n >= 16 else ((1ULL << (8 * (n - 8))) - 1)
+
+
+_init_key_masks()
+
+
+cdef inline uint64_t _key_word(uint64_t lo, uint64_t hi, Py_ssize_t n) noexcept nogil:
+    return lo ^ ((hi << 31) | (hi >> 33)) ^ (<uint64_t>n << 58)
+
+
 cdef struct ColSlot:
     # one slot of a table plan's name index: what a probe compares sits in the slot itself, so a
     # key found by hash (simple Avro's maps come in a new order every row) costs one slot load
@@ -114,6 +140,13 @@ cdef struct TablePlan:
     int* col_target          # per column: typed target index, -1 if none
     int* seq                 # per position: the column seen there last time (names repeat per row)
     int seq_misses           # look-ups since the position hint last held (see _resolve_column)
+    # Avro map keys in Go map order are looked up one by one: names of at most 16 bytes have a
+    # perfect hash (one multiply picks the only slot a key can be in; two words and the length
+    # decide), found when the plan is built; NULL when a multiplier was not found or a name is
+    # longer (then the hash index below serves)
+    KeySlot* kslot
+    uint64_t kmul
+    int kshift
     uint32_t* seen           # per image slot and column: generation of the image it was last seen in
     int* at                  # per image slot and column: its entry index in that image
     int* tcol                # per typed target: the column that fills it, -1 if none
@@ -189,6 +222,52 @@ cdef inline void _dml_start(DmlInfo* d) noexcept nogil:
     d.plan = -1
 
 
+cdef void _build_key_slots(TablePlan* p) noexcept nogil:
+    """The plan's perfect hash of column names (see TablePlan.kslot), or none."""
+    cdef int bits = 4, j, tries, size
+    cdef uint64_t state = 0x9E3779B97F4A7C15ULL, mul, lo, hi, w
+    cdef Py_ssize_t n, i
+    cdef uint8_t pad[16]
+    cdef KeySlot* t
+    for j in range(p.ncols):
+        if p.name_off[j + 1] - p.name_off[j] > 16:
+            return
+    while (1 << bits) < 2 * p.ncols:
+        bits += 1
+    size = 1 << (bits + 1)
+    t = <KeySlot*>malloc(size * sizeof(KeySlot))
+    if t == NULL:
+        return                       # the hash index serves
+    for bits in range(bits, bits + 2):
+        for tries in range(64):
+            state += 0x9E3779B97F4A7C15ULL          # splitmix64: a fixed sequence of odd multipliers
+            mul = state
+            mul = (mul ^ (mul >> 30)) * 0xBF58476D1CE4E5B9ULL
+            mul = (mul ^ (mul >> 27)) * 0x94D049BB133111EBULL
+            mul = (mul ^ (mul >> 31)) | 1
+            for i in range(1 << bits):
+                t[i].n = -1
+            for j in range(p.ncols):
+                n = p.name_off[j + 1] - p.name_off[j]
+                memset(pad, 0, 16)
+                memcpy(pad, p.names.data + p.name_off[j], n)
+                lo = load_le64(pad)
+                hi = load_le64(pad + 8)
+                w = (_key_word(lo, hi, n) * mul) >> (64 - bits)
+                if t[w].n >= 0:
+                    break
+                t[w].lo = lo
+                t[w].hi = hi
+                t[w].n = <int32_t>n
+                t[w].col = j
+            else:
+                p.kslot = t
+                p.kmul = mul
+                p.kshift = 64 - bits
+                return
+    free(t)
+
+
 cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.type_code)
     free(p.flags)
@@ -197,6 +276,7 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.name_off)
     free(p.name_hash)
     free(p.slot)
+    free(p.kslot)
     free(p.col_target)
     free(p.seq)
     free(p.seen)
@@ -417,6 +497,7 @@ cdef class SimplePlan:
                 if buf_append(&self.elem_off_buf, &off, 8) < 0:
                     no_memory("the ENUM/SET element offsets")
         p.name_off[ncols] = p.names.len
+        _build_key_slots(p)
         return 0
 
     def zone_names_seen(self):
@@ -519,12 +600,15 @@ cdef class SimplePlan:
         return j
 
     cdef inline int _resolve_map_key(self, TablePlan* p, Py_ssize_t pos, const uint8_t* name,
-                                     Py_ssize_t n) noexcept nogil:
+                                     Py_ssize_t n, const uint8_t* end) noexcept nogil:
         """_resolve_column for an Avro map key.  TiCDC writes the map in Go map order, which
         rarely repeats a position: after SEQ_GIVE_UP misses in a row the position hint is not
         tried (a compare and a mispredicted branch per key) until SEQ_RETRY more keys have gone
-        by, so a stream whose order does repeat gets it back."""
+        by, so a stream whose order does repeat gets it back.  Keys go to the perfect hash when
+        16 bytes can be read from the key's start inside the message."""
         cdef int j
+        cdef uint64_t lo, hi
+        cdef KeySlot* k
         if pos < p.ncols and p.seq_misses < SEQ_GIVE_UP:
             j = p.seq[pos]
             if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
@@ -534,7 +618,15 @@ cdef class SimplePlan:
         p.seq_misses += 1
         if p.seq_misses >= SEQ_RETRY:
             p.seq_misses = 0
-        j = self._find_column(p, name, n, name_hash(name, n))
+        if p.kslot != NULL and n <= 16 and end - name >= 16:
+            lo = load_le64(name) & KEY_MASK_LO[n]
+            hi = load_le64(name + 8) & KEY_MASK_HI[n]
+            k = &p.kslot[(_key_word(lo, hi, n) * p.kmul) >> p.kshift]
+            # every name of the plan is in the table (none is longer than 16 bytes): a key not in
+            # its one slot is no column
+            j = k.col if k.n == n and k.lo == lo and k.hi == hi else -1
+        else:
+            j = self._find_column(p, name, n, name_hash(name, n))
         if j >= 0 and pos < p.ncols:
             p.seq[pos] = j
         return j
@@ -764,14 +856,17 @@ cdef class SimplePlan:
             rc = self._avro_dml(&c, &d, err)
             if rc == RUN_OK:
                 rc = self._emit_dml(&d, msg, err)
+            if rc != RUN_OK and d.streamed:
+                # the streamed row is dropped (the run loop cuts it back): what its values
+                # counted goes with it, since the message is decoded again (after a stop for a
+                # zone) or its failure handled without a row
+                self.core.invalid_utf8_replaced = replaced
             if rc == RC_RESTREAM:
                 self.rows_read_again += 1
-                # undo the streamed row (and what its values counted) and let the image path give
-                # the twin's answer.  Other failures need no second reading: what streaming wrote
-                # converted without fault, so the image path would fail the same way, and the
-                # run loop drops the partial row.
+                # undo the streamed row and let the image path give the twin's answer.  Other
+                # failures need no second reading: what streaming wrote converted without fault,
+                # so the image path would fail the same way.
                 colset_truncate(&self.core.cols, rows)
-                self.core.invalid_utf8_replaced = replaced
                 _dml_start(&d)
                 memset(err, 0, sizeof(Err))
                 err.msg = msg
@@ -1424,7 +1519,7 @@ cdef class SimplePlan:
                 e.name_off = -1
                 e.name_len = e.name.n
                 e.hash = 0
-                j = self._resolve_map_key(p, pos, e.name.p, e.name.n)
+                j = self._resolve_map_key(p, pos, e.name.p, e.name.n, c.end)
                 pos += 1
                 if j < 0:
                     set_column(err, e.name.p, e.name.n)
