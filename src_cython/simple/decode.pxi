@@ -139,7 +139,7 @@ cdef struct TablePlan:
     Buf names
     int* col_target          # per column: typed target index, -1 if none
     int* seq                 # per position: the column seen there last time (names repeat per row)
-    int seq_misses           # look-ups since the position hint last held (see _resolve_column)
+    int seq_misses           # Avro keys since the position hint last held (_resolve_map_key)
     # Avro map keys in Go map order are looked up one by one: names of at most 16 bytes have a
     # perfect hash (one multiply picks the only slot a key can be in; two words and the length
     # decide), found when the plan is built; NULL when a multiplier was not found or a name is
@@ -591,9 +591,6 @@ cdef class SimplePlan:
             if j >= 0 and p.name_off[j + 1] - p.name_off[j] == n \
                     and bytes_eq(p.names.data + p.name_off[j], name, n):
                 return j
-        # Avro maps in Go map order rarely repeat a position: after SEQ_GIVE_UP misses in a row
-        # the hint is not tried (a compare and a mispredicted branch per key) until SEQ_RETRY
-        # more look-ups have gone by
         j = self._find_column(p, name, n, name_hash(name, n))
         if j >= 0 and pos < p.ncols:
             p.seq[pos] = j
