@@ -75,13 +75,6 @@ cdef enum:
     MAP_CHECK = 2
 
 
-# A typed row streamed into its targets met what only the image path decides in the twin's order
-# (a repeated column, a value that fails or stops): _message reads the message again without
-# streaming (Avro) or by the last-wins reading (JSON), and that answer stands
-cdef enum:
-    RC_RESTREAM = 2
-
-
 cdef enum:
     SEQ_GIVE_UP = 16
     SEQ_RETRY = 4096
@@ -133,7 +126,6 @@ cdef struct TablePlan:
     int* elem_first          # per column: index of its first element in elem_off, -1 if none
     int* elem_count
     Py_ssize_t* name_off     # ncols + 1 offsets into names
-    uint64_t* name_hash
     ColSlot* slot            # open addressing over names -> column index
     int slot_cap
     Buf names
@@ -274,7 +266,6 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.elem_first)
     free(p.elem_count)
     free(p.name_off)
-    free(p.name_hash)
     free(p.slot)
     free(p.kslot)
     free(p.col_target)
@@ -426,7 +417,6 @@ cdef class SimplePlan:
         p.elem_first = <int*>calloc(n, sizeof(int))
         p.elem_count = <int*>calloc(n, sizeof(int))
         p.name_off = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
-        p.name_hash = <uint64_t*>calloc(n, sizeof(uint64_t))
         p.slot_cap = 16
         while p.slot_cap < 2 * n:
             p.slot_cap *= 2
@@ -437,7 +427,7 @@ cdef class SimplePlan:
         p.at = <int*>calloc(2 * n, sizeof(int))
         p.tcol = <int*>malloc(max(self.core.ntargets, 1) * sizeof(int))
         p.name_kind = <uint8_t*>calloc(n, 1)
-        if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.name_hash and p.slot
+        if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
             no_memory("the column arrays of a table plan")
@@ -459,6 +449,7 @@ cdef class SimplePlan:
         cdef bytes name
         cdef Py_ssize_t s
         cdef int64_t off
+        cdef uint64_t h
         for j, col in enumerate(ts.columns):
             p.type_code[j] = col.type_code
             p.flags[j] = col.flags
@@ -466,7 +457,7 @@ cdef class SimplePlan:
             p.name_off[j] = p.names.len
             if buf_append(&p.names, <const char*>name, len(name)) < 0:
                 no_memory("the column names of a table plan")
-            p.name_hash[j] = name_hash(<const uint8_t*><const char*>name, len(name))
+            h = name_hash(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
@@ -475,11 +466,11 @@ cdef class SimplePlan:
             if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
                 p.name_kind[j] = 1 if col.name.isascii() else 2
             p.seq[j] = -1
-            s = <Py_ssize_t>(p.name_hash[j] & <uint64_t>(p.slot_cap - 1))
+            s = <Py_ssize_t>(h & <uint64_t>(p.slot_cap - 1))
             while p.slot[s].col >= 0:
                 s = (s + 1) & (p.slot_cap - 1)
             p.slot[s].col = j
-            p.slot[s].hash = p.name_hash[j]
+            p.slot[s].hash = h
             p.slot[s].name_off = p.name_off[j]
             p.slot[s].name_len = <int32_t>len(name)
             p.elem_first[j] = -1
@@ -854,21 +845,15 @@ cdef class SimplePlan:
             if rc == RUN_OK:
                 rc = self._emit_dml(&d, msg, err)
             if rc != RUN_OK and d.streamed:
-                # the streamed row is dropped (the run loop cuts it back): what its values
-                # counted goes with it, since the message is decoded again (after a stop for a
-                # zone) or its failure handled without a row
-                self.core.invalid_utf8_replaced = replaced
-            if rc == RC_RESTREAM:
+                # the row is dropped whatever comes next: the message is decoded again (after a
+                # stop for a zone, or here), or its failure is handled without a row
+                self._drop_streamed_row(rows, replaced)
+            if rc == RUN_RESTREAM:
+                # the image path gives the twin's answer.  Other failures need no second reading:
+                # what streaming wrote converted without fault, so the image path would fail
+                # the same way.
                 self.rows_read_again += 1
-                # undo the streamed row and let the image path give the twin's answer.  Other
-                # failures need no second reading: what streaming wrote converted without fault,
-                # so the image path would fail the same way.
-                colset_truncate(&self.core.cols, rows)
-                _dml_start(&d)
-                memset(err, 0, sizeof(Err))
-                err.msg = msg
-                err.part = PART_VALUE
-                c.pos = p
+                _message_again(&c, &d, err, msg)
                 self.no_stream = 1
                 rc = self._avro_dml(&c, &d, err)
                 if rc == RUN_OK:
@@ -883,20 +868,14 @@ cdef class SimplePlan:
             rows = colset_rows(&self.core.cols, CS_OP)
             replaced = self.core.invalid_utf8_replaced
             rc = self._json_dml(&c, &d, err)
-            if rc != RUN_OK and rc != RC_NO_MEMORY and d.streamed:
-                # the streamed row goes with the reading that declined it
-                self.rows_read_again += 1
-                colset_truncate(&self.core.cols, rows)
-                self.core.invalid_utf8_replaced = replaced
             if rc != RUN_OK and rc != RC_NO_MEMORY:
                 # the one-pass reader judged members as they came; a repeated key must be judged
                 # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
                 # rejected is read again that way, and that answer stands
-                _dml_start(&d)
-                memset(err, 0, sizeof(Err))
-                err.msg = msg
-                err.part = PART_VALUE
-                c.pos = p
+                if d.streamed:
+                    self.rows_read_again += 1
+                    self._drop_streamed_row(rows, replaced)
+                _message_again(&c, &d, err, msg)
                 rc = self._json_dml_last_wins(&c, &d, err)
         if rc != RUN_OK:
             return rc
@@ -958,7 +937,7 @@ cdef class SimplePlan:
                     d.streamed = 1
                     self._stream_start()
                 rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], stream, err)
-                if rc == RC_RESTREAM:
+                if rc == RUN_RESTREAM:
                     return rc
                 if rc != 0:
                     return _image_declined(rc, err)
@@ -1064,20 +1043,27 @@ cdef class SimplePlan:
 
     cdef bint _json_streams(self, const DmlInfo* d, int which) noexcept nogil:
         """Whether the image `which`, read in place with the plan known (so the type is an
-        unescaped INSERT, UPDATE or DELETE), is streamed into the typed targets: the row's own
-        table, and the image its op takes them from (unless the old image needs a DELETE's kept)."""
-        cdef TablePlan* p
-        if not self.core.typed or self.no_stream or d.type.esc:
+        unescaped INSERT, UPDATE or DELETE), is the one streamed into the typed targets."""
+        if d.type.esc:
             return 0
-        if memcmp(d.type.p, b"DELETE", 6) == 0:
-            if self.core.with_old_image or which != IMG_P:
-                return 0
-        elif which != IMG_U:
-            return 0
-        p = &self.plans[d.plan]
-        self.cur_plan = d.plan          # what _convert reads ENUM/SET elements by
+        return self._streamed_image(d.plan, OP_DELETE if memcmp(d.type.p, b"DELETE", 6) == 0 else OP_INSERT) == which
+
+    cdef inline bint _own_table(self, int k) noexcept nogil:
+        """Whether plan k's table is the typed output's."""
+        cdef TablePlan* p = &self.plans[k]
         return self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
                                       <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len)
+
+    cdef int _streamed_image(self, int k, int op) noexcept nogil:
+        """The image (IMG_U: data, IMG_P: old for a DELETE) a typed row of plan k streams into its
+        targets, or -1: not typed, another table's row, a reading again, or a DELETE whose old image
+        the `_before` column needs kept."""
+        if not self.core.typed or self.no_stream or not self._own_table(k):
+            return -1
+        if op == OP_DELETE and self.core.with_old_image:
+            return -1
+        self.cur_plan = k               # what _convert reads ENUM/SET elements by
+        return IMG_P if op == OP_DELETE else IMG_U
 
     cdef int _json_plan_early(self, DmlInfo* d) noexcept nogil:
         """Resolve the plan once database, table, schemaVersion and a DML type were seen."""
@@ -1165,7 +1151,7 @@ cdef class SimplePlan:
 
     cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
         """Parse a data/old object at the cursor with the table plan: 0 ok, 1 stop (zone),
-        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RC_RESTREAM."""
+        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RUN_RESTREAM."""
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
@@ -1219,7 +1205,7 @@ cdef class SimplePlan:
                         return r2
                     if r2 != 0:
                         if stream:
-                            return RC_RESTREAM
+                            return RUN_RESTREAM
                         _forget_error(err)   # judged again at the end: a later copy may replace it
                         ts_objects = 1
                 if stream:
@@ -1263,7 +1249,7 @@ cdef class SimplePlan:
                     return r2
                 if r2 != 0:
                     if stream:
-                        return RC_RESTREAM
+                        return RUN_RESTREAM
                     _forget_error(err)
                     ts_objects = 1
             if stream:
@@ -1352,7 +1338,7 @@ cdef class SimplePlan:
     # ---- Avro
     cdef int _avro_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
         cdef int64_t v, idx
-        cdef int stream_k, k, rc
+        cdef int streamed, which, k, rc
         cdef bint other_table
         cdef Span s
         cdef const uint8_t* at
@@ -1446,30 +1432,24 @@ cdef class SimplePlan:
         # Text forms of Avro values go to a scratch buffer that may move while the message is
         # read: spans hold scratch offsets (in_scratch) until the message is done.
         self.avro_scratch.len = 0
-        # the map the typed targets come from (data; old for a DELETE) is streamed into them,
-        # unless the old image needs a DELETE's map kept; another table's row is only checked
-        stream_k = -1
-        other_table = 0
-        if self.core.typed:
-            other_table = not self.core.is_own_table(
-                <const uint8_t*>(self.keys.data + self.plans[d.plan].db_off), self.plans[d.plan].db_len,
-                <const uint8_t*>(self.keys.data + self.plans[d.plan].tbl_off), self.plans[d.plan].tbl_len)
-            if not other_table and not self.no_stream and not (d.op == OP_DELETE and self.core.with_old_image):
-                stream_k = 1 if d.op == OP_DELETE else 0
-                self.cur_plan = d.plan          # what _convert reads ENUM/SET elements by
+        # the map the typed targets come from is streamed into them; another table's row is only
+        # checked
+        streamed = self._streamed_image(d.plan, d.op)
+        other_table = self.core.typed and not self._own_table(d.plan)
         for k in range(2):
             if avro_union(c, 2, &idx, err) < 0:
                 return -1
             if idx == 1:
+                which = IMG_U if k == 0 else IMG_P
                 if k == 0:
                     d.has_data = 1
                 else:
                     d.has_old = 1
-                if k == stream_k:
+                if which == streamed:
                     d.streamed = 1
                     self._stream_start()
-                rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[IMG_U if k == 0 else IMG_P],
-                                    MAP_STREAM if k == stream_k else MAP_CHECK if other_table else MAP_IMAGE, err)
+                rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[which],
+                                    MAP_STREAM if which == streamed else MAP_CHECK if other_table else MAP_IMAGE, err)
                 if rc != 0:
                     return rc
         if c.pos != c.end:
@@ -1623,6 +1603,12 @@ cdef class SimplePlan:
             return _oom(err)
         return 0
 
+    cdef inline void _drop_streamed_row(self, Py_ssize_t rows, long long replaced) noexcept nogil:
+        """Cut the column set back to the row count before a streamed row, and take back what its
+        text counted as replaced."""
+        colset_truncate(&self.core.cols, rows)
+        self.core.invalid_utf8_replaced = replaced
+
     cdef inline void _stream_start(self) noexcept nogil:
         self.row_gen += 1
         if self.row_gen == 0:
@@ -1631,7 +1617,7 @@ cdef class SimplePlan:
 
     cdef inline int _stream_target(self, TablePlan* p, ColEntry* e, Py_ssize_t scratch_start,
                                    Err* err) noexcept nogil:
-        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RC_RESTREAM when the
+        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RUN_RESTREAM when the
         image path must decide (a repeated column: the last copy wins at the first one's place;
         a value that fails or stops)."""
         cdef int tj = p.col_target[e.col]
@@ -1639,7 +1625,7 @@ cdef class SimplePlan:
         if tj < 0:
             return 0
         if self.target_gen[tj] == self.row_gen:
-            return RC_RESTREAM
+            return RUN_RESTREAM
         self.target_gen[tj] = self.row_gen
         if e.v.kind == J_NULL or e.v.kind == J_ABSENT:
             return self.core._push_target_null(tj)
@@ -1651,7 +1637,7 @@ cdef class SimplePlan:
             return rc
         # the text form is spent: the next value reuses its scratch
         self.avro_scratch.len = scratch_start
-        return 0 if rc == 0 else RC_RESTREAM
+        return 0 if rc == 0 else RUN_RESTREAM
 
     cdef inline int _stream_end(self) noexcept nogil:
         """A null in every target the streamed map did not name, as _emit_typed gives them."""
@@ -1715,10 +1701,8 @@ cdef class SimplePlan:
             return fail_at(err, d.table_id_at, "tableID out of int64 range")
         if d.has_build_ts and d.build_ts > 9223372036854775807ULL:
             return fail_at(err, d.build_ts_at, "buildTs out of int64 range")
-        if self.core.typed:
-            if not self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
-                                          <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len):
-                return RUN_OK
+        if self.core.typed and not self._own_table(d.plan):
+            return RUN_OK
         if var_push(&cs.var[CS_OP], OP_TEXT[d.op], OP_LEN[d.op]) < 0 or fix_push(&cs.fix[CS_TS], &d.commit_ts, sizeof(d.commit_ts)) < 0:
             return _oom(err)
         m32 = <int32_t>msg
@@ -2000,6 +1984,16 @@ cdef inline int _image_declined(int rc, const Err* err) noexcept nogil:
     if rc == RC_NO_MEMORY:
         return RC_NO_MEMORY
     return RC_FAILED if err.failed else RUN_STOP
+
+
+cdef inline void _message_again(Cur* c, DmlInfo* d, Err* err, Py_ssize_t msg) noexcept nogil:
+    """A message's second reading starts where the first did: cursor at its start, defaults in
+    d, an empty error record for this message's value."""
+    c.pos = c.start
+    _dml_start(d)
+    memset(err, 0, sizeof(Err))
+    err.msg = msg
+    err.part = PART_VALUE
 
 
 cdef inline void _forget_error(Err* err) noexcept nogil:
