@@ -6,6 +6,8 @@ leaves no row.  The Avro rows here are built entry by entry so that each case ha
 map; the JSON ones are edited as text."""
 from __future__ import annotations
 
+import functools
+
 import pyarrow as pa
 import pytest
 
@@ -24,6 +26,7 @@ def _message(data, op="INSERT", old=None):
     return SimpleEncoder("avro").encode(events)[0][1]
 
 
+@functools.cache
 def _frame():
     """The bytes of an INSERT before and after its data map (an empty map is the one byte 0)."""
     empty, one = _message({}), _message({"id": 1})
@@ -42,10 +45,6 @@ def _entry(column, value):
 def _insert(entries, trailing=b""):
     head, tail = _frame()
     return head + bytes([2 * len(entries)]) + b"".join(entries) + b"\x00" + tail + trailing
-
-
-def _bootstrap():
-    return SimpleEncoder("avro").encode([SimpleBootstrap(TABLE)])[0][1]
 
 
 def _decode(impl, values, encoding="avro", **kw):
