@@ -71,3 +71,50 @@ def test_float32_reads_back_without_double_rounding():
     succ = struct.unpack("<f", struct.pack("<I", 0x3F800001))[0]
     assert not V._reads_back_as_float32(V.Decimal("1.00000005960464477539062500"), succ)
     assert V._reads_back_as_float32(V.Decimal("1.0000001"), succ)
+
+
+def _twin_number_text(text, bits, plain):
+    try:
+        return V.float_text(V.parse_float_text(text, bits), bits, plain)
+    except V.ValueProblem:
+        return None
+
+
+def _number_texts(rnd):
+    """JSON-number texts (the scanner checked their syntax) as writers spell them: repr, %.17g/%.16g/%.15g of random doubles, float32
+    values printed at 6-9 digits, short decimals, digit runs of 1-25 digits with leading and
+    trailing zeros, exponents at the edges of both widths, zeros."""
+    texts = []
+    for x in float64_sample(rnd, 6000):
+        texts += [repr(x).encode(), b"%.17g" % x, b"%.16g" % x, b"%.15g" % x]
+    for x in float32_sample(rnd, 3000):
+        texts += [b"%.9g" % x, b"%.8g" % x, b"%.7g" % x, b"%.6g" % x]
+    for _ in range(6000):
+        nd = rnd.randint(1, 25)
+        digits = "".join(rnd.choice("0123456789") for _ in range(nd))
+        cut = rnd.randint(0, nd)
+        text = (digits[:cut].lstrip("0") or "0") + ("." + digits[cut:] if cut < nd else "")
+        if rnd.random() < 0.3 and text != "0":
+            text += "0" * rnd.randint(1, 6)
+        if rnd.random() < 0.3:
+            text += "e%d" % rnd.randint(-330, 330)
+        texts.append(("-" if rnd.random() < 0.3 else "").encode() + text.encode())
+    texts += [b"0", b"-0", b"0.0", b"-0.000", b"0e5", b"1e-45", b"1e-46", b"3.4028235e38",
+              b"3.4028236e38", b"1e39", b"1e308", b"1e309", b"2.2250738585072014e-308", b"4.9e-324",
+              b"1e-400", b"100", b"1200000", b"0.000001", b"0.0000001", b"1e21", b"1e20",
+              b"123456789012345678", b"1234567890123456789", b"12345678901234567890",
+              b"0.30000000000000004", b"1.5000000000000000000000"]
+    return texts
+
+
+@pytest.mark.parametrize("bits", [64, 32])
+@pytest.mark.parametrize("plain", [False, True], ids=["go-json", "plain"])
+def test_number_text_matches_twin(core, bits, plain):
+    """A FLOAT/DOUBLE column's JSON number as generic text: the text's own digits when they are
+    the shortest, the shortest-digit search otherwise, the same as the twin for every spelling."""
+    texts = _number_texts(random.Random(21))
+    got = core._format_number_texts(texts, bits, plain)
+    bad = [(t, g, _twin_number_text(t, bits, plain)) for t, g in zip(texts, got)
+           if g != _twin_number_text(t, bits, plain)]
+    assert bad[:5] == []
+    assert sum(g is not None for g in got) > (0.9 if bits == 64 else 0.6) * len(texts)

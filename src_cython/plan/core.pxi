@@ -689,7 +689,7 @@ cdef class PlanCore:
                 return self._push_value_text(out, s, err)
             if s.kind != J_INT and s.kind != J_FLOAT:
                 return fail_at(err, s.off, "expected a number")
-            n = format_shortest(s.p, s.n, s.kind == J_INT, 32 if kind == K_FLOAT32 else 64, &x, txt,
+            n = format_shortest(s.p, s.n, 32 if kind == K_FLOAT32 else 64, &x, txt,
                                 &self.numtmp)
             if n == RC_NO_MEMORY:
                 return _oom(err)

@@ -1786,7 +1786,7 @@ cdef class SimplePlan:
                 return rc
             if json_number_syntax(p, ln) < 0:
                 return fail_at(err, s.off, "invalid number")
-            n = format_shortest(p, ln, 0, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.core.numtmp, 1)
+            n = format_shortest(p, ln, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.core.numtmp, 1)
             if n == RC_NO_MEMORY:
                 return _oom(err)
             if n < 0:

@@ -197,33 +197,72 @@ cdef int json_number_syntax(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef inline const uint8_t* _digit_run(const uint8_t* p, const uint8_t* e, const uint8_t* text,
+                                       uint64_t* m, int* too_many) noexcept nogil:
+    """Add the digits at p (up to e; the number's text starts at `text`) to m, m x 10 + digit
+    each; returns where they end.  A word at a time while m has room for eight more digits: the
+    word's first non-digit byte is found with a count of trailing zeros and the digits before it
+    are read as one padded word (full-precision doubles carry 16-17 digits: byte by byte they
+    were 4 % of a generic decode).  A run at the end of the text reads the text's last word,
+    shifted, never past e.  *too_many when a 20th significant digit came."""
+    cdef uint64_t w, x, d
+    cdef int k
+    while m[0] < 100000000000ULL:                      # m x 10^8 + 8 digits stays below 10^19
+        if e - p >= 8:
+            w = load_le64(p)
+        elif e - text >= 8:
+            if p >= e:
+                return p
+            w = load_le64(e - 8) >> (8 * (8 - (e - p)))
+        else:
+            break
+        # a byte is a digit when its high nibble is 3 and stays 3 after adding 6; a carry out of
+        # a byte comes only from a non-digit below it, so the first flagged byte is exact
+        x = ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
+            ^ 0x3333333333333333ULL
+        if x == 0:
+            m[0] = m[0] * 100000000ULL + _eight_digits_value(w)
+            p += 8
+            continue
+        k = __builtin_ctzll(x) >> 3
+        if k:
+            m[0] = m[0] * POW10_U64[k] + _eight_digits_value(
+                (w << (64 - 8 * k)) | (0x3030303030303030ULL >> (8 * k)))
+            p += k
+        return p
+    while p < e:
+        d = <uint64_t>(p[0] - 48)
+        if d > 9:
+            return p
+        if m[0] >= 1000000000000000000ULL:             # 19 significant digits already
+            too_many[0] = 1
+            return p
+        m[0] = m[0] * 10 + d
+        p += 1
+    return p
+
+
 cdef int _decimal_parts(const uint8_t* p, Py_ssize_t n, uint64_t* mant, int* exp10, int* neg) noexcept nogil:
     """A JSON-number text as mantissa x 10^exp10 with at most 19 significant digits; -1 when it
     has more (or an exponent beyond four digits): those go to strtod."""
     cdef const uint8_t* e = p + n
+    cdef const uint8_t* text = p
+    cdef const uint8_t* q
     cdef uint64_t m = 0
-    cdef int nd = 0, frac = 0, ex = 0, exneg = 0, exd = 0
+    cdef int frac = 0, ex = 0, exneg = 0, exd = 0, too_many = 0
     neg[0] = 0
     if p < e and p[0] == 45:
         neg[0] = 1
         p += 1
-    while p < e and 48 <= p[0] <= 57:
-        if nd == 19:
-            return -1
-        if m or p[0] != 48:
-            nd += 1
-        m = m * 10 + (p[0] - 48)
-        p += 1
+    p = _digit_run(p, e, text, &m, &too_many)
+    if too_many:
+        return -1
     if p < e and p[0] == 46:
-        p += 1
-        while p < e and 48 <= p[0] <= 57:
-            if nd == 19:
-                return -1
-            if m or p[0] != 48:
-                nd += 1
-            m = m * 10 + (p[0] - 48)
-            frac += 1
-            p += 1
+        q = p + 1
+        p = _digit_run(q, e, text, &m, &too_many)
+        if too_many:
+            return -1
+        frac = <int>(p - q)
     if p < e and (p[0] == 101 or p[0] == 69):
         p += 1
         if p < e and (p[0] == 43 or p[0] == 45):
@@ -330,6 +369,11 @@ cdef int _fast_double(const uint8_t* p, Py_ssize_t n, double* out) noexcept nogi
     cdef int k, neg
     if _decimal_parts(p, n, &m, &k, &neg) < 0:
         return -1
+    return _double_of_parts(m, k, neg, out)
+
+
+cdef inline int _double_of_parts(uint64_t m, int k, int neg, double* out) noexcept nogil:
+    """(-1)^neg x m x 10^k correctly rounded (see _fast_double); -1: strtod decides."""
     if m == 0:
         out[0] = -0.0 if neg else 0.0
         return 0
@@ -692,26 +736,49 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     return 0
 
 
-cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int is_int_syntax, int bits,
+cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
                          double* value, char* out, Buf* scratch, int plain=0) noexcept nogil:
     """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite at this width,
     RC_NO_MEMORY (see parse_double).  Also leaves the parsed value (rounded to the width) in
     *value."""
     cdef char digits[24]
-    cdef int nd, e10, negative, rc
+    cdef int nd, e10, negative, rc, k
     cdef float f
     cdef double x
-    rc = parse_double(text, n, &x, scratch)
-    if rc < 0:
-        return rc
-    if bits == 32:
-        if to_float32(x, &f) < 0:
-            return -1
-        x = <double>f
-    value[0] = x
-    if x == 0 or shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
-        return float_text(x, bits, plain, out)
-    negative = x < 0
+    cdef uint64_t m
+    # One reading of the text gives both the value and its digits: a text of at most 15
+    # significant digits (6 for a float32) is the shortest form of its value, any other goes to
+    # the shortest-digit search.
+    if _decimal_parts(text, n, &m, &k, &negative) == 0 and m != 0 \
+            and _double_of_parts(m, k, negative, &x) == 0:
+        if bits == 32:
+            if to_float32(x, &f) < 0:
+                return -1
+            x = <double>f
+        value[0] = x
+        if x == 0:
+            return float_text(x, bits, plain, out)
+        while m % 10 == 0:
+            m //= 10
+            k += 1
+        nd = decimal_digit_count(m)
+        e10 = k + nd
+        if nd > (15 if bits == 64 else 6) or not (
+                (-306 <= e10 - 1 <= 307) if bits == 64 else (-37 <= e10 - 1 <= 37)):
+            return float_text(x, bits, plain, out)
+        write_digits(m, nd, digits)
+    else:
+        rc = parse_double(text, n, &x, scratch)
+        if rc < 0:
+            return rc
+        if bits == 32:
+            if to_float32(x, &f) < 0:
+                return -1
+            x = <double>f
+        value[0] = x
+        if x == 0 or shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
+            return float_text(x, bits, plain, out)
+        negative = x < 0
     if plain:
         return plain_format_digits(digits, nd, e10, negative, out)
     return go_format_digits(digits, nd, e10, negative, out)
@@ -775,6 +842,30 @@ def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
         return o[:k]
     finally:
         free(o)
+
+def _format_number_texts(texts, int bits, bint plain=False):
+    """Test hook: format_shortest over JSON-number texts (a FLOAT/DOUBLE column's generic text;
+    None where the value is not finite at this width); the twin is
+    ticdc_fast.values.float_text(parse_float_text(text, bits), bits, plain)."""
+    cdef bytes t
+    cdef char out[400]
+    cdef double x
+    cdef int n
+    cdef Buf scratch
+    if bits != 32 and bits != 64:
+        raise ValueError("bits must be 32 or 64")
+    memset(&scratch, 0, sizeof(Buf))
+    got = []
+    try:
+        for t in texts:
+            n = format_shortest(<const uint8_t*>t, len(t), bits, &x, out, &scratch, plain)
+            if n == RC_NO_MEMORY:
+                no_memory("a number text")
+            got.append(None if n < 0 else out[:n].decode())
+    finally:
+        buf_free(&scratch)
+    return got
+
 
 # ---- decimals
 
