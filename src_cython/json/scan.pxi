@@ -513,31 +513,44 @@ cdef inline int obj_key(Cur* c, Span* key, Err* err) noexcept nogil:
     return 0
 
 
-cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* name, Py_ssize_t n, int ascii,
+cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* quoted, Py_ssize_t qn, int ascii,
                                  Err* err) noexcept nogil:
-    """obj_key when the key is probably `name`, which holds no quote, backslash or control byte
-    (so `"name"` can only be that one string): 1 read, exactly as obj_key would; 0 it is another
-    key (cursor unchanged); -1 an error obj_key would report too."""
+    """obj_key when the key is probably the one spelled `quoted`: `"name":`, qn bytes, the name
+    holding no quote, backslash or control byte (so those bytes can only be that one key and its
+    colon).  The whole spelling is compared at once, the way compact JSON writes it.  1 read,
+    exactly as obj_key would; 0 it is another key or another spelling (cursor unchanged); -1 an
+    error obj_key would report too."""
     cdef const uint8_t* p = c.pos
-    if c.end - p < n + 3 or p[0] != 34 or p[n + 1] != 34 or not bytes_eq(p + 1, name, n):
+    if c.end - p < qn or not bytes_eq(p, quoted, qn):
         return 0
     key.p = p + 1
-    key.n = n
+    key.n = qn - 3
     key.off = p - c.start
     key.kind = J_STR
     key.esc = 0
     key.ascii = ascii
     key.neg = 0
     key.in_scratch = 0
-    c.pos = p + n + 2
-    skip_ws(c)
-    if c.pos >= c.end or c.pos[0] != 58:
-        return fail(err, c, "malformed JSON: expected ':'")
-    c.pos += 1
+    c.pos = p + qn
     skip_ws(c)
     if c.pos >= c.end:
         return fail(err, c, "malformed JSON: unexpected end of data")
     return 1
+
+
+cdef void quote_keys(const char** texts, const Py_ssize_t* lens, int count, char* buf,
+                     const char** quoted) noexcept:
+    """`"name":` for each of `count` known keys, into buf (sum of lens + 3 per key), for
+    obj_key_expected."""
+    cdef int k
+    cdef Py_ssize_t at = 0
+    for k in range(count):
+        quoted[k] = buf + at
+        buf[at] = 34
+        memcpy(buf + at + 1, texts[k], lens[k])
+        buf[at + 1 + lens[k]] = 34
+        buf[at + 2 + lens[k]] = 58
+        at += lens[k] + 3
 
 
 cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:

@@ -20,7 +20,7 @@ cdef struct KeyInfo:
 cdef struct NameMemo:
     # the column-name sequence of one table's last image: rows of a table repeat it, so a
     # matching name reuses its hash and target and skips de-duplication (the names are distinct)
-    Buf names
+    Buf names              # each as JSON writes it before its value, `"name":` (obj_key_expected)
     Buf off                # Py_ssize_t per name + 1
     Buf hash               # uint64_t per name
     Buf tgt                # int per name
@@ -146,6 +146,9 @@ EVENT_KEY_TEXT[6] = b"ptn"
 EVENT_KEY_LEN[6] = 3
 EVENT_KEY_TEXT[7] = b"ohk"
 EVENT_KEY_LEN[7] = 3
+cdef const char* EVENT_KEY_QUOTED[8]
+cdef char EVENT_KEY_QUOTED_BUF[8 * 8]
+quote_keys(EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS, EVENT_KEY_QUOTED_BUF, EVENT_KEY_QUOTED)
 
 
 @cython.final
@@ -600,7 +603,7 @@ cdef class OpenPlan:
             # event keys repeat their field order: try the key seen at this position last time
             kid = self.kseq[kpos] if kpos < KSEQ_MAX else -1
             if kid >= 0:
-                r = obj_key_expected(c, &name, <const uint8_t*>EVENT_KEY_TEXT[kid], EVENT_KEY_LEN[kid], 1, err)
+                r = obj_key_expected(c, &name, <const uint8_t*>EVENT_KEY_QUOTED[kid], EVENT_KEY_LEN[kid] + 3, 1, err)
                 if r < 0:
                     return -1
                 if r == 0:
@@ -1196,8 +1199,8 @@ cdef class OpenPlan:
             if e.bad:
                 fault.any_bad = 1
             k = img.n
-            if from_memo or (memo_ok and k < memo.n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len
-                             and bytes_eq(memo.names.data + moff[k], e.name.p, e.name_len)):
+            if from_memo or (memo_ok and k < memo.n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len + 3
+                             and bytes_eq(memo.names.data + moff[k] + 1, e.name.p, e.name_len)):
                 e.hash = (<const uint64_t*>memo.hash.data)[k]
                 e.tgt = (<const int*>memo.tgt.data)[k]
                 img.n += 1
@@ -1252,8 +1255,10 @@ cdef class OpenPlan:
             e = &img.cols[k]
             tgt = self.core._lookup_target(e) if self.core.typed else -1
             e.tgt = tgt
-            off = memo.names.len + e.name_len
-            if buf_append(&memo.names, self.core._name_ptr(e), e.name_len) < 0 \
+            off = memo.names.len + e.name_len + 3
+            if buf_push_byte(&memo.names, 34) < 0 \
+                    or buf_append(&memo.names, self.core._name_ptr(e), e.name_len) < 0 \
+                    or buf_append(&memo.names, b'":', 2) < 0 \
                     or buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0 \
                     or buf_append(&memo.hash, &e.hash, 8) < 0 \
                     or buf_append(&memo.tgt, &tgt, sizeof(int)) < 0 \

@@ -64,6 +64,9 @@ ENV_KEY_TEXT[14] = b"sql"
 ENV_KEY_LEN[14] = 3
 ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
+cdef const char* ENV_KEY_QUOTED[16]
+cdef char ENV_KEY_QUOTED_BUF[16 * 24]
+quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTED_BUF, ENV_KEY_QUOTED)
 
 
 # How _avro_map keeps a map's values: in the row image (generic rows, maps the typed targets do not
@@ -129,6 +132,8 @@ cdef struct TablePlan:
     ColSlot* slot            # open addressing over names -> column index
     int slot_cap
     Buf names
+    Buf quoted               # each name as JSON writes it before its value, `"name":` (column j
+                             # at name_off[j] + 3j), compared whole by obj_key_expected
     int* col_target          # per column: typed target index, -1 if none
     int* seq                 # per position: the column seen there last time (names repeat per row)
     int seq_misses           # Avro keys since the position hint last held (_resolve_map_key)
@@ -275,6 +280,7 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.tcol)
     free(p.name_kind)
     buf_free(&p.names)
+    buf_free(&p.quoted)
 
 
 @cython.final
@@ -446,7 +452,7 @@ cdef class SimplePlan:
     cdef int _fill_table_plan(self, TablePlan* p, ts) except -1:
         """The columns of a new table plan (names, types, targets, ENUM/SET elements)."""
         cdef int j, ncols = len(ts.columns)
-        cdef bytes name
+        cdef bytes name, quoted
         cdef Py_ssize_t s
         cdef int64_t off
         cdef uint64_t h
@@ -454,8 +460,10 @@ cdef class SimplePlan:
             p.type_code[j] = col.type_code
             p.flags[j] = col.flags
             name = col.name.encode("utf-8")
+            quoted = b'"' + name + b'":'
             p.name_off[j] = p.names.len
-            if buf_append(&p.names, <const char*>name, len(name)) < 0:
+            if buf_append(&p.names, <const char*>name, len(name)) < 0 \
+                    or buf_append(&p.quoted, <const char*>quoted, len(quoted)) < 0:
                 no_memory("the column names of a table plan")
             h = name_hash(<const uint8_t*><const char*>name, len(name))
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
@@ -905,7 +913,7 @@ cdef class SimplePlan:
             # messages repeat Go's field order: try the key seen at this position last time
             kid = self.env_seq[epos] if epos < ENV_SEQ_MAX else -1
             if kid >= 0:
-                rc = obj_key_expected(c, &name, <const uint8_t*>ENV_KEY_TEXT[kid], ENV_KEY_LEN[kid], 1, err)
+                rc = obj_key_expected(c, &name, <const uint8_t*>ENV_KEY_QUOTED[kid], ENV_KEY_LEN[kid] + 3, 1, err)
                 if rc < 0:
                     return -1
                 if rc == 0:
@@ -1178,8 +1186,8 @@ cdef class SimplePlan:
             # rows of a table repeat their key order: try the column seen at this position
             j = p.seq[pos] if pos < p.ncols else -1
             if j >= 0 and p.name_kind[j]:
-                r2 = obj_key_expected(&c, &e.name, p.names.data + p.name_off[j], p.name_off[j + 1] - p.name_off[j],
-                                      p.name_kind[j] == 1, err)
+                r2 = obj_key_expected(&c, &e.name, p.quoted.data + p.name_off[j] + 3 * j,
+                                      p.name_off[j + 1] - p.name_off[j] + 3, p.name_kind[j] == 1, err)
                 if r2 < 0:
                     return -1
                 if r2 == 0:
