@@ -317,15 +317,22 @@ cdef inline int is_digit(uint8_t ch) noexcept nogil:
     return 48 <= ch <= 57
 
 
+cdef inline uint64_t non_digit_bytes(uint64_t w) noexcept nogil:
+    """Zero for eight ASCII digits; else the lowest non-zero byte is the first non-digit (a
+    digit's high nibble is 3 and stays 3 after adding 6; a carry out of a byte comes only from a
+    non-digit below it, which is flagged itself)."""
+    return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
+        ^ 0x3333333333333333ULL
+
+
 cdef inline const uint8_t* _skip_digits(const uint8_t* p, const uint8_t* e) noexcept nogil:
-    """Past a run of ASCII digits: 8 at a time (full-precision doubles carry 16-17 of them)."""
-    cdef uint64_t w
+    """Past a run of ASCII digits, a word at a time: the first non-digit byte by a count of
+    trailing zeros (full-precision doubles carry 16-17 digits, integers 10-20)."""
+    cdef uint64_t x
     while e - p >= 8:
-        w = load_le64(p)
-        # every byte 0x30..0x39: high nibble 3, and adding 6 does not carry out of the low nibble
-        if (w & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL or \
-                ((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL:
-            break
+        x = non_digit_bytes(load_le64(p))
+        if x:
+            return p + (__builtin_ctzll(x) >> 3)
         p += 8
     while p < e and is_digit(p[0]):
         p += 1

@@ -70,7 +70,9 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
     """JSON integer grammar -?(0|[1-9][0-9]*) into sign + magnitude; -1 if the text is not in the
     grammar, -2 if it is but the magnitude passes 2^64-1."""
     cdef const uint8_t* e = p + n
+    cdef const uint8_t* text = p
     cdef uint64_t v = 0, d, w
+    cdef int k
     out.neg = 0
     if p < e and p[0] == 45:
         out.neg = 1
@@ -86,6 +88,16 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
                 return -1
             v = v * 100000000 + _eight_digits_value(w)
             p += 8
+        if p < e and e - text >= 8:
+            # the last 1-7 digits: the text's last word, its bytes before p made zeros
+            k = <int>(e - p)
+            w = (load_le64(e - 8) & ~(0xFFFFFFFFFFFFFFFFULL >> (8 * k))) | (0x3030303030303030ULL >> (8 * k))
+            if not _eight_digits(w):
+                return -1
+            out.mag = v * POW10_U64[k] + _eight_digits_value(w)
+            if out.mag == 0:
+                out.neg = 0  # "-0" is 0
+            return 0
         while p < e:
             d = <uint64_t>(p[0] - 48)
             if d > 9:
@@ -175,6 +187,20 @@ cdef int int_to_text(const IntVal* v, char* out) noexcept nogil:
     return k + nd
 
 
+def _parse_int_texts(texts):
+    """Test hook: parse_int_text over byte strings, as (return code, negative, magnitude)."""
+    cdef bytes t
+    cdef IntVal v
+    cdef int rc
+    got = []
+    for t in texts:
+        v.mag = 0
+        v.neg = 0
+        rc = parse_int_text(<const uint8_t*>t, len(t), &v)
+        got.append((rc, bool(v.neg), v.mag) if rc == 0 else (rc, None, None))
+    return got
+
+
 def _int_text(uint64_t magnitude, bint negative):
     """Test hook: int_to_text of a sign and a magnitude, as bytes."""
     cdef IntVal v
@@ -216,10 +242,7 @@ cdef inline const uint8_t* _digit_run(const uint8_t* p, const uint8_t* e, const 
             w = load_le64(e - 8) >> (8 * (8 - (e - p)))
         else:
             break
-        # a byte is a digit when its high nibble is 3 and stays 3 after adding 6; a carry out of
-        # a byte comes only from a non-digit below it, so the first flagged byte is exact
-        x = ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
-            ^ 0x3333333333333333ULL
+        x = non_digit_bytes(w)
         if x == 0:
             m[0] = m[0] * 100000000ULL + _eight_digits_value(w)
             p += 8
