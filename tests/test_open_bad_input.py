@@ -356,6 +356,14 @@ def test_float_overflowing_double(dec, t, number):
     decode_bad(dec, *bad_value_event(doc), part="value", event=1, column=ANY)
 
 
+@pytest.mark.parametrize("number", [3.5e39, -1e300])
+def test_float_overflowing_float32_is_named(dec, number):
+    """A FLOAT value finite as a double but not as a float32: the twin's reason, in both
+    implementations (the core said "number out of range", the double's overflow)."""
+    err = decode_bad(dec, *bad_column({"t": 4, "v": number}), part="value", event=1, column="c")
+    assert err.reason == "float out of float32 range"
+
+
 def test_integer_type_with_string_value_is_rendered_verbatim(dec):
     # Old encoders (TF java example) wrote "t":1 with a string; generic mode keeps the text.
     key, value = frame([row_event({"c": {"t": 1, "v": "1x"}})])

@@ -693,6 +693,8 @@ cdef class PlanCore:
                                 &self.numtmp)
             if n == RC_NO_MEMORY:
                 return _oom(err)
+            if n == NOT_FLOAT32:
+                return fail_at(err, s.off, "float out of float32 range")
             if n < 0:
                 return fail_at(err, s.off, "number out of range")
             if buf_append_short(&out.data, txt, n) < 0:
@@ -977,7 +979,7 @@ cdef class PlanCore:
             return fail_at(err, e.v.off, "number out of range")
         if kind == K_FLOAT32:
             if to_float32(x[0], &f) < 0:
-                return fail_at(err, e.v.off, "number out of range")
+                return fail_at(err, e.v.off, "float out of float32 range")
             x[0] = f
         return 0
 

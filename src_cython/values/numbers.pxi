@@ -759,11 +759,15 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     return 0
 
 
+cdef enum:
+    NOT_FLOAT32 = -3          # format_shortest: finite as a double, beyond float32's range
+
+
 cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
                          double* value, char* out, Buf* scratch, int plain=0) noexcept nogil:
-    """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite at this width,
-    RC_NO_MEMORY (see parse_double).  Also leaves the parsed value (rounded to the width) in
-    *value."""
+    """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite as a double,
+    NOT_FLOAT32 if it is but bits == 32 and it is not finite as a float32, RC_NO_MEMORY (see
+    parse_double).  Also leaves the parsed value (rounded to the width) in *value."""
     cdef char digits[24]
     cdef int nd, e10, negative, rc, k
     cdef float f
@@ -776,7 +780,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
             and _double_of_parts(m, k, negative, &x) == 0:
         if bits == 32:
             if to_float32(x, &f) < 0:
-                return -1
+                return NOT_FLOAT32
             x = <double>f
         value[0] = x
         if x == 0:
@@ -796,7 +800,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
             return rc
         if bits == 32:
             if to_float32(x, &f) < 0:
-                return -1
+                return NOT_FLOAT32
             x = <double>f
         value[0] = x
         if x == 0 or shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
