@@ -134,7 +134,6 @@ cdef struct TablePlan:
     Buf names
     Buf quoted               # each name as JSON writes it before its value, `"name":` (column j
                              # at name_off[j] + 3j), compared whole by obj_key_expected
-    uint8_t* quick           # per column: QUICK_* when a streamed JSON value may be read in one pass
     int* col_target          # per column: typed target index, -1 if none
     int* seq                 # per position: the column seen there last time (names repeat per row)
     int seq_misses           # Avro keys since the position hint last held (_resolve_map_key)
@@ -280,82 +279,8 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.at)
     free(p.tcol)
     free(p.name_kind)
-    free(p.quick)
     buf_free(&p.names)
     buf_free(&p.quoted)
-
-
-# A typed target's JSON value read in one pass, when it is the plain text TiCDC writes for it
-# (`"123"`, `"-4.5"`): the quote, digits and sign scanned once into a raw number, instead of a
-# string scan and then a parse of its text.  Anything else takes the string path.
-cdef enum:
-    QUICK_NONE = 0
-    QUICK_INT = 1          # TINYINT..BIGINT into an integer writer
-    QUICK_DOUBLE = 2       # DOUBLE into a float64 writer
-    QUICK_FLOAT = 3        # FLOAT into a float32 or float64 writer (rounded to float32 first)
-
-
-cdef int _quick_kind(int type_code, int writer) noexcept:
-    if (type_code == T_TINY or type_code == T_SHORT or type_code == T_INT24 or type_code == T_LONG
-            or type_code == T_LONGLONG) and W_INT8 <= writer <= W_UINT64:
-        return QUICK_INT
-    if type_code == T_DOUBLE and writer == W_FLOAT64:
-        return QUICK_DOUBLE
-    if type_code == T_FLOAT and (writer == W_FLOAT32 or writer == W_FLOAT64):
-        return QUICK_FLOAT
-    return QUICK_NONE
-
-
-cdef int _quick_number(Cur* c, Span* s, int quick) noexcept nogil:
-    """At a string's opening quote: read `"-?(0|[1-9][0-9]*)"` (QUICK_INT) or that with a
-    fraction (the float kinds) as J_RAWINT / J_RAWF64 and step past the closing quote, 1; 0 for
-    any other text (more than 19 digits, an exponent, escapes, a value not finite at the width),
-    the cursor unchanged, for the string path to judge."""
-    cdef const uint8_t* p = c.pos + 1
-    cdef const uint8_t* e = c.end
-    cdef const uint8_t* q
-    cdef const uint8_t* r
-    cdef uint64_t m = 0
-    cdef int neg = 0, too_many = 0, frac = 0
-    cdef double x
-    cdef float f
-    if p < e and p[0] == 45:
-        neg = 1
-        p += 1
-    q = p
-    p = _digit_run(p, e, c.start, &m, &too_many)
-    if p == q or too_many or (q[0] == 48 and p - q > 1):
-        return 0
-    if quick != QUICK_INT and p < e and p[0] == 46:
-        r = p + 1
-        p = _digit_run(r, e, c.start, &m, &too_many)
-        if p == r or too_many:
-            return 0
-        frac = <int>(p - r)
-    if p >= e or p[0] != 34:
-        return 0
-    s.off = c.pos - c.start
-    s.p = c.pos + 1
-    s.neg = neg
-    s.esc = 0
-    s.ascii = 1
-    s.in_scratch = 0
-    if quick == QUICK_INT:
-        if neg and m == 0:
-            return 0                      # "-0": the string path decides
-        s.kind = J_RAWINT
-        s.n = <Py_ssize_t>m
-    else:
-        if _double_of_parts(m, -frac, neg, &x) != 0:
-            return 0
-        if quick == QUICK_FLOAT:
-            if to_float32(x, &f) < 0:
-                return 0
-            x = <double>f
-        s.kind = J_RAWF64
-        memcpy(&s.n, &x, 8)
-    c.pos = p + 1
-    return 1
 
 
 @cython.final
@@ -508,8 +433,7 @@ cdef class SimplePlan:
         p.at = <int*>calloc(2 * n, sizeof(int))
         p.tcol = <int*>malloc(max(self.core.ntargets, 1) * sizeof(int))
         p.name_kind = <uint8_t*>calloc(n, 1)
-        p.quick = <uint8_t*>calloc(n, 1)
-        if not (p.quick and p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
+        if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
             no_memory("the column arrays of a table plan")
@@ -545,7 +469,6 @@ cdef class SimplePlan:
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
-                p.quick[j] = _quick_kind(col.type_code, self.core.writers[p.col_target[j]])
             # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
             # never matched byte for byte
             if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
@@ -1282,15 +1205,6 @@ cdef class SimplePlan:
                 e.has_t = 1
                 e.zone = -1
                 scratch_start = self.avro_scratch.len
-                if stream and p.quick[j] and c.pos[0] == 34 and _quick_number(&c, &e.v, p.quick[j]):
-                    r2 = self._stream_target(p, e, scratch_start, err)
-                    if r2 != 0:
-                        return r2
-                    r = obj_next(&c, err)
-                    if r < 0:
-                        return -1
-                    r = 1 - r
-                    continue
                 if scan_value(&c, &e.v, 3, err) < 0:
                     return -1
                 if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
