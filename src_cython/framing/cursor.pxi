@@ -33,6 +33,14 @@ cdef inline uint64_t has_byte8(uint64_t w, uint64_t pattern) noexcept nogil:
     return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL
 
 
+cdef inline uint64_t non_digit_bytes(uint64_t w) noexcept nogil:
+    """Zero for eight ASCII digits; else the lowest non-zero byte is the first non-digit (a
+    digit's high nibble is 3 and stays 3 after adding 6; a carry out of a byte comes only from a
+    non-digit below it, which is flagged itself)."""
+    return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
+        ^ 0x3333333333333333ULL
+
+
 cdef enum:
     PART_NONE = 0
     PART_KEY = 1

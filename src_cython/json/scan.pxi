@@ -317,14 +317,6 @@ cdef inline int is_digit(uint8_t ch) noexcept nogil:
     return 48 <= ch <= 57
 
 
-cdef inline uint64_t non_digit_bytes(uint64_t w) noexcept nogil:
-    """Zero for eight ASCII digits; else the lowest non-zero byte is the first non-digit (a
-    digit's high nibble is 3 and stays 3 after adding 6; a carry out of a byte comes only from a
-    non-digit below it, which is flagged itself)."""
-    return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
-        ^ 0x3333333333333333ULL
-
-
 cdef inline const uint8_t* _skip_digits(const uint8_t* p, const uint8_t* e) noexcept nogil:
     """Past a run of ASCII digits, a word at a time: the first non-digit byte by a count of
     trailing zeros (full-precision doubles carry 16-17 digits, integers 10-20)."""
@@ -545,19 +537,21 @@ cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* quoted, Py_ss
     return 1
 
 
-cdef void quote_keys(const char** texts, const Py_ssize_t* lens, int count, char* buf,
-                     const char** quoted) noexcept:
-    """`"name":` for each of `count` known keys, into buf (sum of lens + 3 per key), for
-    obj_key_expected."""
+cdef int quote_keys(const char** texts, const Py_ssize_t* lens, int count, char* buf, Py_ssize_t size,
+                    const char** quoted) except -1:
+    """`"name":` for each of `count` known keys, into buf (`size` bytes), for obj_key_expected."""
     cdef int k
     cdef Py_ssize_t at = 0
     for k in range(count):
+        if at + lens[k] + 3 > size:
+            raise AssertionError("quote_keys: the buffer is too small for the known keys")
         quoted[k] = buf + at
         buf[at] = 34
         memcpy(buf + at + 1, texts[k], lens[k])
         buf[at + 1 + lens[k]] = 34
         buf[at + 2 + lens[k]] = 58
         at += lens[k] + 3
+    return 0
 
 
 cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:

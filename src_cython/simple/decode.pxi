@@ -66,7 +66,7 @@ ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
 cdef const char* ENV_KEY_QUOTED[16]
 cdef char ENV_KEY_QUOTED_BUF[16 * 24]
-quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTED_BUF, ENV_KEY_QUOTED)
+quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTED_BUF, sizeof(ENV_KEY_QUOTED_BUF), ENV_KEY_QUOTED)
 
 
 # How _avro_map keeps a map's values: in the row image (generic rows, maps the typed targets do not

@@ -50,13 +50,6 @@ cdef struct IntVal:
     int neg
 
 
-cdef inline bint _eight_digits(uint64_t w) noexcept nogil:
-    """Eight ASCII digits in a little-endian word: every byte 0x30..0x39 (its high nibble 3, and
-    still 3 after adding 6, which carries out of the nibble for 0x3A..0x3F)."""
-    return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
-        == 0x3333333333333333ULL
-
-
 cdef inline uint64_t _eight_digits_value(uint64_t w) noexcept nogil:
     """The number eight checked digits spell, the first (lowest byte) the most significant:
     neighbouring digits, then pairs, then quads are combined within ever wider lanes."""
@@ -84,7 +77,7 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
     if e - p <= 19:                      # 19 digits never overflow 64 bits: no check per digit
         while e - p >= 8:
             w = load_le64(p)
-            if not _eight_digits(w):
+            if non_digit_bytes(w):
                 return -1
             v = v * 100000000 + _eight_digits_value(w)
             p += 8
@@ -92,18 +85,20 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
             # the last 1-7 digits: the text's last word, its bytes before p made zeros
             k = <int>(e - p)
             w = (load_le64(e - 8) & ~(0xFFFFFFFFFFFFFFFFULL >> (8 * k))) | (0x3030303030303030ULL >> (8 * k))
-            if not _eight_digits(w):
+            if non_digit_bytes(w):
                 return -1
-            out.mag = v * POW10_U64[k] + _eight_digits_value(w)
-            if out.mag == 0:
-                out.neg = 0  # "-0" is 0
-            return 0
+            v = v * POW10_U64[k] + _eight_digits_value(w)
+            p = e
         while p < e:
             d = <uint64_t>(p[0] - 48)
             if d > 9:
                 return -1
             v = v * 10 + d
             p += 1
+        out.mag = v
+        if v == 0:
+            out.neg = 0  # "-0" is 0
+        return 0
     while p < e:
         if not (48 <= p[0] <= 57):
             return -1
@@ -541,62 +536,6 @@ cdef int plain_format_digits(const char* digits, int nd, int exp10, int negative
     return k + nd - exp10
 
 
-cdef int shortest_from_text(const uint8_t* p, Py_ssize_t n, int bits, char* digits,
-                            int* nd_out, int* exp_out) noexcept nogil:
-    """If the number text has few enough significant digits to be the unique shortest form
-    at this width, extract them (0 = done); otherwise return 1 (use the slow path)."""
-    cdef const uint8_t* e = p + n
-    cdef int nd = 0, exp10 = 0, seen_point = 0, lead = 1, ez = 0, eneg = 0, limit
-    cdef int trailing_zero_run = 0
-    cdef long long ev = 0
-    if p < e and p[0] == 45:
-        p += 1
-    while p < e and p[0] != 101 and p[0] != 69:
-        if p[0] == 46:
-            seen_point = 1
-            p += 1
-            continue
-        if lead and p[0] == 48:
-            if seen_point:
-                exp10 -= 1
-            p += 1
-            continue
-        lead = 0
-        if nd >= 20:
-            return 1
-        digits[nd] = <char>p[0]
-        nd += 1
-        if not seen_point:
-            exp10 += 1
-        p += 1
-    if p < e:
-        p += 1
-        if p < e and (p[0] == 43 or p[0] == 45):
-            eneg = p[0] == 45
-            p += 1
-        while p < e:
-            ev = ev * 10 + (p[0] - 48)
-            if ev > 100000:
-                return 1
-            p += 1
-        exp10 += <int>(-ev if eneg else ev)
-    while nd > 0 and digits[nd - 1] == 48:
-        nd -= 1
-    if nd == 0:
-        return 1  # zero: handled by the caller's value path
-    limit = 15 if bits == 64 else 6
-    if nd > limit:
-        return 1
-    # stay in the normal range so the decimal round-trips uniquely and finitely
-    if bits == 64 and not (-306 <= exp10 - 1 <= 307):
-        return 1
-    if bits == 32 and not (-37 <= exp10 - 1 <= 37):
-        return 1
-    nd_out[0] = nd
-    exp_out[0] = exp10
-    return 0
-
-
 # ---- shortest round-trip digits (Schubfach, after R. Giulietti, "The Schubfach way to render
 # doubles", 2020).  The rounding interval of x = c * 2^q is scaled by 10^-k, where 10^k is the
 # largest power of ten not above the interval's width, so the interval holds at most one multiple
@@ -776,36 +715,28 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     # One reading of the text gives both the value and its digits: a text of at most 15
     # significant digits (6 for a float32) is the shortest form of its value, any other goes to
     # the shortest-digit search.
-    if _decimal_parts(text, n, &m, &k, &negative) == 0 and m != 0 \
-            and _double_of_parts(m, k, negative, &x) == 0:
-        if bits == 32:
-            if to_float32(x, &f) < 0:
-                return NOT_FLOAT32
-            x = <double>f
-        value[0] = x
-        if x == 0:
-            return float_text(x, bits, plain, out)
-        while m % 10 == 0:
-            m //= 10
-            k += 1
-        nd = decimal_digit_count(m)
-        e10 = k + nd
-        if nd > (15 if bits == 64 else 6) or not (
-                (-306 <= e10 - 1 <= 307) if bits == 64 else (-37 <= e10 - 1 <= 37)):
-            return float_text(x, bits, plain, out)
-        write_digits(m, nd, digits)
-    else:
+    cdef bint parts = _decimal_parts(text, n, &m, &k, &negative) == 0 \
+        and _double_of_parts(m, k, negative, &x) == 0
+    if not parts:
         rc = parse_double(text, n, &x, scratch)
         if rc < 0:
             return rc
-        if bits == 32:
-            if to_float32(x, &f) < 0:
-                return NOT_FLOAT32
-            x = <double>f
-        value[0] = x
-        if x == 0 or shortest_from_text(text, n, bits, digits, &nd, &e10) != 0:
-            return float_text(x, bits, plain, out)
-        negative = x < 0
+    if bits == 32:
+        if to_float32(x, &f) < 0:
+            return NOT_FLOAT32
+        x = <double>f
+    value[0] = x
+    if not parts or x == 0:
+        return float_text(x, bits, plain, out)
+    while m % 10 == 0:
+        m //= 10
+        k += 1
+    nd = decimal_digit_count(m)
+    e10 = k + nd
+    if nd > (15 if bits == 64 else 6) or not (
+            (-306 <= e10 - 1 <= 307) if bits == 64 else (-37 <= e10 - 1 <= 37)):
+        return float_text(x, bits, plain, out)
+    write_digits(m, nd, digits)
     if plain:
         return plain_format_digits(digits, nd, e10, negative, out)
     return go_format_digits(digits, nd, e10, negative, out)
