@@ -19,7 +19,7 @@ def as_array(obj, typ) -> pa.Array:
     if isinstance(obj, pa.ChunkedArray):
         obj = obj.combine_chunks()
     if isinstance(obj, pa.Array):
-        return obj.cast(typ)
+        return obj if obj.type == typ else obj.cast(typ)
     return pa.array(obj, typ)
 
 
@@ -81,13 +81,46 @@ def check_extras(n: int, partitions, offsets) -> None:
             raise ValueError(f"{name} has {len(extra)} entries for {n} messages")
 
 
+_SCHEMAS: dict = {}     # (id(fields), partitions, offsets) -> (fields, schema)
+
+
 def with_kafka_fields(fields, *, partitions: bool, offsets: bool) -> pa.Schema:
-    fields = list(fields)
+    """The batch schema of ``fields`` (the same object for the same ``fields``: a core keys its
+    hand-over of a batch on it)."""
+    key = (id(fields), partitions, offsets)
+    hit = _SCHEMAS.get(key)
+    if hit is not None and hit[0] is fields:
+        return hit[1]
+    out = list(fields)
     if partitions:
-        fields.append(PARTITION_FIELD)
+        out.append(PARTITION_FIELD)
     if offsets:
-        fields.append(OFFSET_FIELD)
-    return pa.schema(fields)
+        out.append(OFFSET_FIELD)
+    schema = pa.schema(out)
+    if len(_SCHEMAS) >= 256:
+        _SCHEMAS.clear()
+    _SCHEMAS[key] = (fields, schema)
+    return schema
+
+
+def finish_rows(rows, fields, partitions=None, offsets=None) -> pa.RecordBatch:
+    """The rows a row decoder holds as a RecordBatch of ``fields``, then ``_partition`` and
+    ``_offset`` when given (one value per message, as ``partitions=``/``offsets=`` of a decode).
+    A core hands the batch over in one piece, the Kafka columns taken for each row from its
+    message; the twin's columns are put together here."""
+    schema = with_kafka_fields(fields, partitions=partitions is not None, offsets=offsets is not None)
+    extras = []
+    if partitions is not None:
+        extras.append(as_array(partitions, pa.int32()))
+    if offsets is not None:
+        extras.append(as_array(offsets, pa.int64()))
+    finish_batch = getattr(rows, "finish_batch", None)
+    if finish_batch is not None and not any(a.null_count for a in extras):
+        return finish_batch(schema, extras)
+    cols, msg_index = rows.finish(fields)
+    idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+    cols += [a.take(idx) for a in extras]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 def add_kafka_columns(cols: list, msg_index, partitions, offsets) -> None:

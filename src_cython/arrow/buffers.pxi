@@ -135,7 +135,7 @@ cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
 
 # Output blocks return here when pyarrow releases them, so the next batch writes into memory that
 # is already mapped (a fresh page costs a kernel fault and zeroing).  Only touched with the GIL
-# held: in _Owned.__dealloc__, in the builders' *_init, which run before the nogil loops, and
+# held: in _Owned.__dealloc__ and an exported batch's release, in the builders' *_init, which run before the nogil loops, and
 # when a column set is freed.
 #
 # Each block remembers the column it was written for: its column set's `PoolOwner` and the
@@ -149,7 +149,7 @@ cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
 # few decoders taking turns keep their blocks, one left idle does not hoard the pool.
 cdef struct PoolOwner:
     int alive            # the column set still exists
-    Py_ssize_t refs      # the column set's own reference + one per exported block (_Owned)
+    Py_ssize_t refs      # the column set's own reference + one per exported block or batch
     Py_ssize_t last      # pool_clock at its last reserve
 
 
@@ -540,24 +540,3 @@ cdef object take_validity(Bits* v, PoolOwner* pool_owner_of=NULL, int col=-1):
         buf_free(&v.b)
         return None
     return take_buffer(&v.b, pool_owner_of, col)
-
-
-cdef object var_to_array(VarCol* c, object typ, PoolOwner* pool_owner_of=NULL, int col=-1):
-    if c.lazy and _var_unlazy(c) < 0:
-        no_memory("a column left unallocated until the end of the batch")
-    cdef Py_ssize_t n = c.valid.n
-    cdef Py_ssize_t nulls = c.valid.nulls
-    validity = take_validity(&c.valid, pool_owner_of, col)
-    offsets = take_buffer(&c.offsets, pool_owner_of, col)
-    data = take_buffer(&c.data, pool_owner_of, col)
-    return pa.Array.from_buffers(typ, n, [validity, offsets, data], null_count=nulls)
-
-
-cdef object fix_to_array(FixCol* c, object typ, PoolOwner* pool_owner_of=NULL, int col=-1):
-    if c.lazy and _fix_unlazy(c) < 0:
-        no_memory("a column left unallocated until the end of the batch")
-    cdef Py_ssize_t n = c.valid.n
-    cdef Py_ssize_t nulls = c.valid.nulls
-    validity = take_validity(&c.valid, pool_owner_of, col)
-    data = take_buffer(&c.data, pool_owner_of, col)
-    return pa.Array.from_buffers(typ, n, [validity, data], null_count=nulls)

@@ -320,38 +320,4 @@ cdef void colset_truncate(ColumnSet* cs, Py_ssize_t rows) noexcept nogil:
         colset_truncate_column(cs, k, rows)
 
 
-# ------------------------------------------------------------------ hand-over to pyarrow
-cdef object _colset_array(ColumnSet* cs, int k, object typ):
-    cdef ColSpec* s = &cs.spec[k]
-    cdef Py_ssize_t n, nulls
-    cdef int c
-    if s.kind == CS_VAR:
-        return var_to_array(&cs.var[k], typ, cs.owner, k)
-    if s.kind == CS_FIX:
-        return fix_to_array(&cs.fix[k], typ, cs.owner, k)
-    n = cs.var[k].valid.n
-    nulls = cs.var[k].valid.nulls
-    if s.kind == CS_MAP:
-        keys = _colset_array(cs, s.first_child, typ.key_type)
-        vals = _colset_array(cs, s.first_child + 1, typ.item_type)
-        entries = pa.StructArray.from_arrays([keys, vals], fields=[typ.key_field, typ.item_field])
-        validity = take_validity(&cs.var[k].valid, cs.owner, k)
-        offsets = take_buffer(&cs.var[k].offsets, cs.owner, k)
-        cs.count[k] = 0
-        return pa.Array.from_buffers(typ, n, [validity, offsets], null_count=nulls, children=[entries])
-    children = [_colset_array(cs, s.first_child + c, typ.field(c).type) for c in range(s.nchild)]
-    validity = take_validity(&cs.var[k].valid, cs.owner, k)
-    cs.var[k].valid.n = 0
-    cs.var[k].valid.nulls = 0
-    return pa.Array.from_buffers(typ, n, [validity], null_count=nulls, children=children)
-
-
-cdef list colset_finish(ColumnSet* cs, list types):
-    """The top-level columns as pyarrow arrays (`types`: their Arrow types, in set order), the
-    builders' blocks handed over without a copy; the set is left empty."""
-    cdef int k
-    colset_note_sizes(cs)
-    out = [_colset_array(cs, k, types[k]) for k in range(cs.ntop)]
-    colset_release(cs)
-    cs.hint = 0
-    return out
+# the hand-over to pyarrow: arrow/export.pxi

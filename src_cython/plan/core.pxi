@@ -101,6 +101,9 @@ cdef class PlanCore:
     cdef ColumnSet cols
     cdef list col_names          # per top-level column: its output name
     cdef list col_types          # per top-level column: its Arrow type
+    cdef dict finish_plans       # output column names -> (set indexes, import schema)
+    cdef object last_schema      # the schema of the last _finish_batch, and its set indexes
+    cdef list last_wanted
     cdef list out_order          # the indexes of the output columns, in the layout's output order
     cdef int t_first
     cdef int old_col             # the `_before` struct (typed, old_image=True), -1 none
@@ -393,6 +396,7 @@ cdef class PlanCore:
         colset_build(&self.cols, top)
         self.col_names = names
         self.col_types = [spec[0] for spec in top]
+        self.finish_plans = {}
         protocol = {names[k]: k for k in range(self.cols.ntop) if not self.t_first <= k < self.extra_first}
         self.out_order = ([protocol[c.name] for c in layout.head] + list(range(self.t_first, self.extra_first))
                           + [protocol[c.name] for c in layout.tail])
@@ -425,14 +429,34 @@ cdef class PlanCore:
     cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
         return colset_reserve(&self.cols, rows, bytes_hint)
 
-    cdef tuple _finish_columns(self):
-        """(every output column by name, the `_msg` array): the builders are handed over and the
-        set is left empty.  A target named like a protocol column wins, as it always did."""
+    cdef tuple _finish_fields(self, fields):
+        """(the columns named by `fields`, in their order; the `_msg` array): the builders are
+        handed over and the set is left empty."""
+        names = tuple([f.name for f in fields])
+        wanted = self.finish_plans.get(names)
+        if wanted is None:
+            wanted = self.finish_plans[names] = (self._indexes_of(names),
+                                                 colset_schema([f.type for f in fields]))
+        batch, msg = colset_finish(&self.cols, CS_MSG, wanted[0], wanted[1])
+        return batch.columns, msg
+
+    cdef object _finish_batch(self, schema, extras):
+        """A RecordBatch of `schema`: the output columns its first fields name, then a column
+        per array of `extras` (one value per message, taken for each row from its message).  The
+        builders are handed over in one piece and the set is left empty."""
+        if schema is not self.last_schema:
+            self.last_wanted = self._indexes_of(schema.names[:len(schema.names) - len(extras)])
+            self.last_schema = schema
+        return colset_finish_batch(&self.cols, CS_MSG, self.last_wanted, schema, extras)
+
+    cdef list _indexes_of(self, names):
+        """The set indexes of the output columns `names`.  A target named like a protocol column
+        wins, as it always did."""
         cdef int k
-        arrays = colset_finish(&self.cols, self.col_types)
         order = ([k for k in range(self.t_first) if k != CS_MSG] + list(range(self.extra_first, self.cols.ntop))
                  + list(range(self.t_first, self.extra_first)))
-        return {self.col_names[k]: arrays[k] for k in order}, arrays[CS_MSG]
+        by = {self.col_names[k]: k for k in order}
+        return [by[name] for name in names]
 
     def output_columns(self):
         """(name, Arrow type) of each output column in output order, as this plan built them from
@@ -442,8 +466,11 @@ cdef class PlanCore:
     cdef tuple _finish_output(self):
         """(the output columns in the layout's order, the `_msg` array): the builders are handed
         over and the set is left empty."""
-        arrays = colset_finish(&self.cols, self.col_types)
-        return [arrays[k] for k in self.out_order], arrays[CS_MSG]
+        plan = self.finish_plans.get(None)
+        if plan is None:
+            plan = self.finish_plans[None] = colset_schema([self.col_types[k] for k in self.out_order])
+        batch, msg = colset_finish(&self.cols, CS_MSG, self.out_order, plan)
+        return batch.columns, msg
 
     cdef void _begin_call(self) noexcept:
         """A decode call starts: a clean error record."""

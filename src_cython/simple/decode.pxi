@@ -711,12 +711,29 @@ cdef class SimplePlan:
         finally:
             self.core.busy = 0
 
+    def finish_batch(self, schema, extras=()):
+        """The batch's rows as a RecordBatch of `schema`: the output columns its first fields
+        name, then one per array of `extras` (int32/int64, one value per message: Kafka
+        partitions, offsets), taken for each row from its message."""
+        self.core._claim()
+        try:
+            return self._finish_batch_body(schema, extras)
+        finally:
+            self.core.busy = 0
+
     cdef object _finish_body(self, fields):
         self._begin(16, 64)
-        by, msg = self.core._finish_columns()
+        cols, msg = self.core._finish_fields(fields)
         self.started = 0
         self._values_ref = None
-        return [by[f.name] for f in fields], msg
+        return cols, msg
+
+    cdef object _finish_batch_body(self, schema, extras):
+        self._begin(16, 64)
+        out = self.core._finish_batch(schema, extras)
+        self.started = 0
+        self._values_ref = None
+        return out
 
     def reset(self):
         self.core._claim()

@@ -12,8 +12,8 @@ from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, add_kafka_columns, as_binary_chunk, offsets64, as_pylist, check_extras,
-                         is_binary_array, with_kafka_fields)
+from .._frontend import (counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_binary_chunk, offsets64, as_pylist, check_extras,
+                         finish_rows, is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
 from .reference import ReferenceAvroRows
@@ -245,11 +245,10 @@ class AvroDecoder:
                 # schemas now registered: the fast path takes the message
                 lambda j: j < n and self._fetch_schemas(keys[j], values[j], j),
                 lambda j: self._slow_message(keys[j], values[j], j))
-            cols, msg_index = rows.finish(self._fields)
+            return finish_rows(rows, self._fields, parts, offs)
         except BaseException:
             rows.reset()
             raise
-        return self._batch(cols, msg_index, parts, offs)
 
     def _decode_arrow(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         """Zero-copy input: the core reads the Arrow buffers; only the rare messages the fast path
@@ -269,16 +268,10 @@ class AvroDecoder:
                 n, lambda i: rows.run_prepared(i, n),
                 lambda j: j < n and self._fetch_schemas(keys[j].as_py(), values[j].as_py(), j),
                 lambda j: self._slow_message(keys[j].as_py(), values[j].as_py(), j))
-            cols, msg_index = rows.finish(self._fields)
+            return finish_rows(rows, self._fields, partitions, offsets)
         except BaseException:
             rows.reset()
             raise
-        return self._batch(cols, msg_index, partitions, offsets)
-
-    def _batch(self, cols, msg_index, partitions, offsets) -> pa.RecordBatch:
-        add_kafka_columns(cols, msg_index, partitions, offsets)
-        return pa.RecordBatch.from_arrays(cols, schema=self._batch_schema(
-            partitions is not None, offsets is not None))
 
     def _fetch_schemas(self, key, value, i) -> bool:
         fetched = False

@@ -25,7 +25,7 @@ from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
 from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_binary_chunk, as_pylist, check_extras, is_binary_array,
-                         with_kafka_fields)
+                         finish_rows, with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
 from ..values import ValueProblem
@@ -499,15 +499,10 @@ class SimpleDecoder:
             still = (self._held.get(number) for number in batch.held)
             held = {h.index for h in still if h is not None}
             self._verify_checksums([(i, message(i)) for i in range(n) if i not in held])
-        cols, msg_index = rows.finish(self._fields)
-        schema = self._batch_schema(parts is not None, offs is not None)
-        if parts is not None or offs is not None:
-            idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
-            if parts is not None:
-                cols.append(_with_held(parts, [m[0] for m in batch.extra_meta]).take(idx))
-            if offs is not None:
-                cols.append(_with_held(offs, [m[1] for m in batch.extra_meta]).take(idx))
-        return pa.RecordBatch.from_arrays(cols, schema=schema)
+        held = batch.extra_meta
+        return finish_rows(rows, self._fields,
+                           None if parts is None else _with_held(parts, [m[0] for m in held]),
+                           None if offs is None else _with_held(offs, [m[1] for m in held]))
 
     @exclusive
     def flush(self, *, partitions: bool = False, offsets: bool = False) -> pa.RecordBatch:
