@@ -703,7 +703,7 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _run_prepared_body(self, Py_ssize_t start, Py_ssize_t n, Py_ssize_t msg_base=0):
-        if n > self.arrow_values.cap:
+        if n > self.arrow_values.n or not self.arrow_values.arrow:
             raise ValueError("run_prepared past the messages prepare_arrow pointed at")
         self.keys_in = &self.arrow_keys
         self.values_in = &self.arrow_values
@@ -714,13 +714,9 @@ cdef class AvroPlan:
         cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
         cdef Py_ssize_t i, saved
-        cdef Py_ssize_t total = 0
         if not self.started:
             # output text is at most a few times the input size: reserve it once for the batch
-            for i in range(start, n):
-                if self.values_in.len[i] > 0:
-                    total += self.values_in.len[i]
-            self._begin(n * 2 + 16, 2 * total + (1 << 16))
+            self._begin(n * 2 + 16, 2 * self.values_in.bytes + (1 << 16))
         self.core._begin_call()
         i = start
         with nogil:
@@ -763,10 +759,9 @@ cdef class AvroPlan:
         return -2 if k < 0 else k
 
     cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
-        cdef const uint8_t* kp = self.keys_in.ptr[i]
-        cdef Py_ssize_t kn = self.keys_in.len[i]
-        cdef const uint8_t* vp = self.values_in.ptr[i]
-        cdef Py_ssize_t vn = self.values_in.len[i]
+        cdef Py_ssize_t kn, vn
+        cdef const uint8_t* kp = input_message(self.keys_in, i, &kn)
+        cdef const uint8_t* vp = input_message(self.values_in, i, &vn)
         cdef int kplan = -1, vplan = -1, op, rc
         cdef RecInfo info
         cdef Cur c

@@ -814,7 +814,8 @@ cdef class SimplePlan:
         the first message left to the caller.  ``values`` is a list of bytes or a binary or
         large_binary Arrow array without nulls (read in place; it must stay alive until
         ``finish``)."""
-        cdef Py_ssize_t n = len(values), i, k, total, saved
+        cdef Py_ssize_t n = len(values), i, k, total, saved, length
+        cdef const uint8_t* p
         cdef Err* err = &self.core.err
         cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
@@ -827,9 +828,10 @@ cdef class SimplePlan:
             self._values_ref = values
         if not self.started:
             # output text is at most about the input size: reserve it once for the batch
-            total = 0
-            for k in range(start, n):
-                total += self.input.len[k]
+            total = self.input.bytes
+            for k in range(start):
+                input_message(&self.input, k, &length)
+                total -= length
             self._begin(n * 2 + 16, total + (1 << 16))
         self.pending_zone = None
         self.core._begin_call()
@@ -838,7 +840,8 @@ cdef class SimplePlan:
             while i < n:
                 err.msg = msg_base + i
                 saved = colset_rows(cs, CS_OP)      # the savepoint of this message
-                rc = self._message(self.input.ptr[i], self.input.len[i], msg_base + i, err)
+                p = input_message(&self.input, i, &length)
+                rc = self._message(p, length, msg_base + i, err)
                 if rc != RUN_OK:
                     # a message the front end handles (or a failed one) leaves no partial row
                     colset_truncate(cs, saved)

@@ -63,7 +63,8 @@ def simple_routes(values, tables, bint avro):
     """The route of each message of ``values`` (a list of bytes/None or a binary or large_binary
     array) as int32 bytes: the index of its table in ``tables`` (``[(database, table)]`` as UTF-8 bytes),
     ROUTE_ALL (-1) for a WATERMARK, ROUTE_UNLISTED (-2), or ROUTE_ASK (-3): the front end decides."""
-    cdef Py_ssize_t n = len(values), i
+    cdef Py_ssize_t n = len(values), i, length
+    cdef const uint8_t* p
     cdef int count = len(tables), k
     cdef MessageInput m
     cdef const uint8_t** names = NULL
@@ -86,12 +87,13 @@ def simple_routes(values, tables, bint avro):
         out = <int32_t*>raw
         with nogil:
             for i in range(n):
-                if m.len[i] < 0:
+                p = input_message(&m, i, &length)
+                if length < 0:
                     out[i] = ROUTE_ASK
                 elif avro:
-                    out[i] = _avro_route(m.ptr[i], m.len[i], names, lens, count)
+                    out[i] = _avro_route(p, length, names, lens, count)
                 else:
-                    out[i] = _json_route(m.ptr[i], m.len[i], names, lens, count)
+                    out[i] = _json_route(p, length, names, lens, count)
     finally:
         input_free(&m)
         free(names)
