@@ -90,3 +90,20 @@ def test_every_sequence_class_at_every_offset_of_long_text(valid, length):
             tail += b"b" * (tail_len - len(tail))
             b = head + seq + tail
             assert valid(b) == is_utf8(b), (seq, at, b)
+
+
+@pytest.mark.parametrize("length", range(0, 41))
+def test_short_and_tail_ascii_with_one_odd_sequence_anywhere(valid, length):
+    """Short text is checked as ASCII in one or two overlapping reads and the tail of longer text
+    as its last 8 bytes: one non-ASCII or broken sequence at any position, at either end
+    included, must still be seen."""
+    odd = (b"\x80", b"\xff", b"\xc3", b"\xc3\xa9", b"\xe8\xaf", b"\xe8\xaf\xb7", b"\xf0\x9f\x8e\x81",
+           b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\x7f")
+    base = bytes((0x61 + i % 26) for i in range(length))
+    assert valid(base) == is_utf8(base)
+    for pos in range(length + 1):
+        for seq in odd:
+            b = base[:pos] + seq + base[pos:]
+            assert valid(b) == is_utf8(b), b
+            b = base[:pos] + seq + base[pos + len(seq):]
+            assert valid(b) == is_utf8(b), b

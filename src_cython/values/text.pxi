@@ -319,6 +319,22 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     cdef const uint8_t* stop
     cdef uint64_t st = U8_ACCEPT
     cdef Py_ssize_t done
+    cdef uint32_t w4, w4e
+    if n < 8:
+        # short ASCII (a code, a name): two overlapping 4-byte reads, or the bytes one by one
+        if n >= 4:
+            memcpy(&w4, p, 4)
+            memcpy(&w4e, e - 4, 4)
+            if ((w4 | w4e) & <uint32_t>0x80808080U) == 0:
+                return 1
+        else:
+            done = 0
+            while p + done < e:
+                if p[done] & 0x80:
+                    break
+                done += 1
+            if p + done == e:
+                return 1
     while p < e:
         if st == U8_ACCEPT:
             # 8 ASCII bytes at a time between characters
@@ -327,6 +343,9 @@ cdef int utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
                 p += 32
             while e - p >= 8 and (load_le64(p) & 0x8080808080808080ULL) == 0:
                 p += 8
+            # an ASCII tail of under 8 bytes: the text's last 8 bytes, which overlap what passed
+            if e - p < 8 and p < e and n >= 8 and (load_le64(e - 8) & 0x8080808080808080ULL) == 0:
+                return 1
             if HAVE_U8_AVX2 and e - p >= 64:
                 # non-ASCII text ahead (p is between characters): the rest in 32-byte blocks
                 done = tf_utf8_blocks_avx2(p, e - p)
