@@ -82,8 +82,8 @@ cdef void _exported_release(ArrowArray* root) noexcept with gil:
         pool_give(e.blocks[k].ptr, e.blocks[k].cap, e.owner, e.blocks[k].col)
     if e.owner != NULL:
         pool_owner_drop(e.owner)
+    root.release = NULL          # first: a root never imported lies in the memory freed next
     free(e)
-    root.release = NULL
 
 
 cdef void _child_release(ArrowArray* a) noexcept nogil:
