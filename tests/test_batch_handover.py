@@ -24,6 +24,15 @@ def _avro(impl, mode="generic", rows=300, seed=11):
     return stream, (lambda: ticdc_fast.AvroDecoder(implementation=impl, **kw))
 
 
+def _open(impl, mode="generic", rows=300, seed=13):
+    stream = realistic_stream("open", rows, seed=seed)
+    kw = {}
+    if mode == "typed":
+        kw = dict(table="shop.orders",
+                  schema=ticdc_fast.infer_open_schema(stream.keys, stream.values, table="shop.orders"))
+    return stream, (lambda: ticdc_fast.OpenDecoder(implementation=impl, **kw))
+
+
 def _simple(impl, rows=300, seed=12):
     stream = realistic_stream("simple-json", rows, seed=seed)
     return stream, (lambda: ticdc_fast.SimpleDecoder("json", implementation=impl))
@@ -34,12 +43,15 @@ def _positions(n):
     return [i % 7 for i in range(n)], [10_000_000_000 + 3 * i for i in range(n)]
 
 
-@pytest.mark.parametrize("make", ["avro-generic", "avro-typed", "simple-json"])
+@pytest.mark.parametrize("make", ["avro-generic", "avro-typed", "simple-json", "open-generic", "open-typed"])
 @pytest.mark.parametrize("given", ["list", "array", "sliced", "int64-partitions"])
 def test_kafka_columns_follow_each_row_to_its_message(impl, make, given):
     if make == "simple-json":
         stream, new = _simple(impl)
         keys = None
+    elif make.startswith("open"):
+        stream, new = _open(impl, mode=make.split("-")[1])
+        keys = stream.keys
     else:
         stream, new = _avro(impl, mode=make.split("-")[1])
         keys = stream.keys

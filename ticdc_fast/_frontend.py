@@ -103,17 +103,24 @@ def with_kafka_fields(fields, *, partitions: bool, offsets: bool) -> pa.Schema:
     return schema
 
 
+def kafka_position_arrays(partitions, offsets) -> list:
+    """The ``partitions=``/``offsets=`` of a decode that were given, as int32 / int64 arrays:
+    what a core gathers the ``_partition``/``_offset`` columns from (one value per message)."""
+    out = []
+    if partitions is not None:
+        out.append(as_array(partitions, pa.int32()))
+    if offsets is not None:
+        out.append(as_array(offsets, pa.int64()))
+    return out
+
+
 def finish_rows(rows, fields, partitions=None, offsets=None) -> pa.RecordBatch:
     """The rows a row decoder holds as a RecordBatch of ``fields``, then ``_partition`` and
     ``_offset`` when given (one value per message, as ``partitions=``/``offsets=`` of a decode).
     A core hands the batch over in one piece, the Kafka columns taken for each row from its
     message; the twin's columns are put together here."""
     schema = with_kafka_fields(fields, partitions=partitions is not None, offsets=offsets is not None)
-    extras = []
-    if partitions is not None:
-        extras.append(as_array(partitions, pa.int32()))
-    if offsets is not None:
-        extras.append(as_array(offsets, pa.int64()))
+    extras = kafka_position_arrays(partitions, offsets)
     finish_batch = getattr(rows, "finish_batch", None)
     if finish_batch is not None and not any(a.null_count for a in extras):
         return finish_batch(schema, extras)

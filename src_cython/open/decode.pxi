@@ -243,6 +243,19 @@ cdef class OpenPlan:
         finally:
             self.core.busy = 0
 
+    def decode_batch(self, kbuf, koff, vbuf, voff, schema, extras=()):
+        """decode(), handed over as one RecordBatch of `schema`: the output columns in the
+        layout's order, then a column per array of `extras` (int32/int64, one value per message:
+        Kafka partitions, offsets), taken for each row from its message."""
+        if self.nroutes:
+            raise ValueError("a routing plan decodes with decode_tables")
+        self.core._claim()
+        try:
+            self._walk(kbuf, koff, vbuf, voff)
+            return colset_finish_batch(&self.core.cols, CS_MSG, self.core.out_order, schema, extras)
+        finally:
+            self.core.busy = 0
+
     def set_routes(self, plans, bint keep_unlisted):
         """Make this (generic) plan the router of a multi-table decode: ``plans`` are the typed
         plans of the listed tables; events of other tables get this plan's generic rows

@@ -14,7 +14,7 @@ from .. import claim_check
 from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, as_binary_chunk, offsets64, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, with_kafka_fields
+from .._frontend import add_kafka_columns, as_binary_chunk, offsets64, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -218,6 +218,12 @@ class OpenDecoder:
         if len(values) != n:
             raise DecodeError(f"{n} keys but {len(values)} values")
         check_extras(n, partitions, offsets)
+        if self.implementation == "cython" and self.claim_check_resolver is None:
+            extras = kafka_position_arrays(partitions, offsets)
+            if not any(a.null_count for a in extras):
+                # one hand-over, the Kafka columns gathered in the core
+                return self._core_plan.decode_batch(*self._core_buffers(keys, values), self._batch_schema(
+                    partitions is not None, offsets is not None), extras)
         cols, msg_index = self._decode_columns(keys, values)
         if self.claim_check_resolver is not None:
             cols = self._with_claim_checks_resolved(cols, msg_index, self._layout, self._decode_columns)
