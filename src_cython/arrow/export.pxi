@@ -209,7 +209,11 @@ cdef int _export_gathered(Exported* e, ColumnSet* cs, Gathered* g, int col, cons
     b.data = NULL
     b.len = 0
     b.cap = 0
-    if buf_reserve_fresh(&b, rows * g.width if rows else 1, cs.owner, col) < 0:
+    # a pooled block of this column may be up to an eighth short of what the batch needs: the
+    # second reserve grows it (the gather below writes without checks)
+    if buf_reserve_fresh(&b, rows * g.width if rows else 1, cs.owner, col) < 0 \
+            or buf_reserve(&b, rows * g.width if rows else 1) < 0:
+        buf_free(&b)
         no_memory("a Kafka position column")
     if g.width == 4:
         for i in range(rows):
