@@ -125,20 +125,20 @@ def finish_rows(rows, fields, partitions=None, offsets=None) -> pa.RecordBatch:
     if finish_batch is not None and not any(a.null_count for a in extras):
         return finish_batch(schema, extras)
     cols, msg_index = rows.finish(fields)
-    idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
-    cols += [a.take(idx) for a in extras]
+    _append_taken(cols, msg_index, extras)
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 def add_kafka_columns(cols: list, msg_index, partitions, offsets) -> None:
     """``_partition``/``_offset`` of each output row, taken from its message (``msg_index``)."""
-    if partitions is None and offsets is None:
-        return
-    idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
-    if partitions is not None:
-        cols.append(as_array(partitions, pa.int32()).take(idx))
-    if offsets is not None:
-        cols.append(as_array(offsets, pa.int64()).take(idx))
+    _append_taken(cols, msg_index, kafka_position_arrays(partitions, offsets))
+
+
+def _append_taken(cols: list, msg_index, per_message: list) -> None:
+    """Append each per-message array of ``per_message`` taken at every row's message."""
+    if per_message:
+        idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+        cols += [a.take(idx) for a in per_message]
 
 
 def _position(seq, i):
