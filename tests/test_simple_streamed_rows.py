@@ -304,3 +304,71 @@ def test_row_stopped_for_a_zone_counts_its_replaced_text_once(impl):
         assert out.column("ts").to_pylist()[1].isoformat() == "2024-05-01T00:00:01.250000+00:00"
         counts.append(dec.invalid_utf8_replaced)
     assert counts == [1, 1]
+
+
+# --------------------------------------------------------------------------- direct Avro values
+NUMS = SimpleTable("db", "t", 73, make_tso(T0 - 10_000), [
+    SimpleColumn("id", "bigint", nullable=False), SimpleColumn("d", "double"), SimpleColumn("f", "float"),
+    SimpleColumn("f32", "float"), SimpleColumn("u", "bigint", unsigned=True), SimpleColumn("s", "smallint"),
+    SimpleColumn("txt", "text"), SimpleColumn("amount", "decimal", length=12, decimal=2),
+    SimpleColumn("at", "datetime", decimal=6)])
+NUMS_SCHEMA = pa.schema([("id", pa.int64()), ("d", pa.float64()), ("f", pa.float64()), ("f32", pa.float32()),
+                         ("u", pa.decimal128(20, 0)), ("s", pa.int16()), ("txt", pa.string()),
+                         ("amount", pa.decimal128(12, 2)), ("at", pa.timestamp("us"))])
+NUMS_SCHEMA_U = NUMS_SCHEMA.set(4, pa.field("u", pa.uint64()))
+
+
+def _nums_values(rows, order="random"):
+    events = [SimpleBootstrap(NUMS)] + [SimpleDML(NUMS, "INSERT", make_tso(T0 + i), data=r) for i, r in enumerate(rows)]
+    return [v for _, v in SimpleEncoder("avro", avro_map_order=order, seed=3).encode(events)]
+
+
+@pytest.mark.parametrize("schema", [NUMS_SCHEMA, NUMS_SCHEMA_U], ids=["u-decimal", "u-uint64"])
+def test_avro_values_written_straight_to_their_targets(impl, schema):
+    """Doubles of 17 digits, float32 values that are no short decimal (into float64 and float32
+    targets), unsigned BIGINT past 2^63, non-ASCII text, decimals and DATETIME(6), in Go map order,
+    with nulls: the core writes the numeric and text branches straight into their targets, the
+    twin converts them from its row model; both give the same batch and the exact values."""
+    import struct
+    f32 = struct.unpack("<f", struct.pack("<f", 0.1))[0]
+    rows = [{"id": i, "d": None if i % 5 == 0 else 0.1 * i + 1 / 3, "f": f32 * i, "f32": None if i % 7 == 0 else f32 * i,
+             "u": 2**64 - 1 - i, "s": -32768 + i, "txt": None if i % 4 == 0 else f"注文 {i} 🎁",
+             "amount": f"{i}.{i % 100:02d}", "at": f"2024-05-01 00:00:{i % 60:02d}.{i:06d}"}
+            for i in range(60)]
+    values = _nums_values(rows)
+    got = ticdc_fast.SimpleDecoder("avro", table="db.t", schema=schema, implementation=impl).decode(None, values)
+    want = ticdc_fast.SimpleDecoder("avro", table="db.t", schema=schema, implementation="python").decode(None, values)
+    assert got.equals(want)
+    out = got.to_pylist()[1:]
+    assert [r["d"] for r in out[:3]] == [None, 0.1 + 1 / 3, 0.2 + 1 / 3]
+    assert out[3]["f32"] == struct.unpack("<f", struct.pack("<f", f32 * 3))[0] and out[3]["f"] == out[3]["f32"]
+    assert int(out[2]["u"]) == 2**64 - 3 and out[2]["s"] == -32766 and out[2]["txt"] == "注文 2 🎁"
+    assert str(out[12]["amount"]) == "12.12" and out[12]["at"].microsecond == 12
+
+
+def _nums_error(which, values, schema=NUMS_SCHEMA):
+    with pytest.raises(ticdc_fast.DecodeError) as ei:
+        ticdc_fast.SimpleDecoder("avro", table="db.t", schema=schema, implementation=which).decode(None, values)
+    e = ei.value
+    return e.message_index, e.byte_offset, e.column, e.reason
+
+
+def test_avro_direct_values_that_fail_or_repeat_are_the_twins(impl):
+    """A NaN double, a float32 NaN, an unsigned value into an int16-range target and a repeated
+    column, each met by the direct writers: the same error (message, offset, column, reason) or
+    the same last-copy-wins row as the twin."""
+    values = _nums_values([{"id": 1, "d": 0.5, "f": 0.25, "f32": 0.75, "u": 5, "s": 7}], order="table")
+    msg = values[1]
+    nan_d = msg.replace(bytes.fromhex("000000000000e03f"), bytes.fromhex("000000000000f87f"), 1)
+    nan_f = msg.replace(bytes.fromhex("0000403f"), bytes.fromhex("0000c07f"), 1)
+    for bad, column in ((nan_d, "d"), (nan_f, "f32")):
+        got = _nums_error(impl, [values[0], bad])
+        assert got == _nums_error("python", [values[0], bad])
+        assert got[0] == 1 and got[2] == column and "NaN" in got[3]
+    # smallint 7 as zig-zag 14: made 40000 (out of SMALLINT range) by splicing a 3-byte varint
+    at = msg.index(b"\x02s") + 3
+    assert msg[at] == 14
+    wide = msg[:at] + bytes([0x80 | (80000 & 0x7F), 0x80 | ((80000 >> 7) & 0x7F), 80000 >> 14]) + msg[at + 1:]
+    got = _nums_error(impl, [values[0], wide])
+    assert got == _nums_error("python", [values[0], wide])
+    assert got[2] == "s" and "range" in got[3]

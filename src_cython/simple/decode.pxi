@@ -78,6 +78,27 @@ cdef enum:
     MAP_CHECK = 2
 
 
+# How a streamed Avro map value of a column goes to its typed target, chosen when the table plan is
+# compiled (as the Avro protocol's D_* kinds): straight from the binary value when the union
+# branch is the one named here (or null), else through a row entry and the converters
+cdef enum:
+    SD_NONE = 0
+    SD_INT = 1         # long / UnsignedBigint → an integer target (range-checked)
+    SD_DOUBLE = 2      # DOUBLE column, double branch → float64
+    SD_FLOAT = 3       # FLOAT column, float branch → float64 (exact)
+    SD_FLOAT32 = 4     # FLOAT column, float branch → float32
+    SD_TEXT = 5        # character column, string branch → string (UTF-8 under the invalid_utf8 option)
+
+
+# Where a streamed string value (JSON, or an Avro string branch) of a column goes, chosen when the
+# table plan is compiled: the steps of SimplePlan._convert that a string without a zone would
+# take for this (column type, target writer), skipped
+cdef enum:
+    SR_CONVERT = 0     # SimplePlan._convert (ENUM/SET elements, floats, rendered text, zones)
+    SR_CORE = 1        # the core's converter table
+    SR_TEXT = 2        # a character column's text into a string target
+
+
 cdef enum:
     SEQ_GIVE_UP = 16
     SEQ_RETRY = 4096
@@ -148,6 +169,8 @@ cdef struct TablePlan:
     int* at                  # per image slot and column: its entry index in that image
     int* tcol                # per typed target: the column that fills it, -1 if none
     uint8_t* name_kind       # per column: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
+    uint8_t* direct          # per column: SD_* of its streamed Avro values
+    uint8_t* string_route    # per column: SR_* of its streamed string values
 
 
 # a checksum member of a wrong form (JSON), reported once the row is otherwise whole, as the twin
@@ -279,6 +302,8 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.at)
     free(p.tcol)
     free(p.name_kind)
+    free(p.direct)
+    free(p.string_route)
     buf_free(&p.names)
     buf_free(&p.quoted)
 
@@ -433,7 +458,9 @@ cdef class SimplePlan:
         p.at = <int*>calloc(2 * n, sizeof(int))
         p.tcol = <int*>malloc(max(self.core.ntargets, 1) * sizeof(int))
         p.name_kind = <uint8_t*>calloc(n, 1)
-        if not (p.name_kind and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
+        p.direct = <uint8_t*>calloc(n, 1)
+        p.string_route = <uint8_t*>calloc(n, 1)
+        if not (p.name_kind and p.direct and p.string_route and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
             no_memory("the column arrays of a table plan")
@@ -469,6 +496,8 @@ cdef class SimplePlan:
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
+                p.direct[j] = self._direct_kind(col.type_code, col.flags, p.col_target[j])
+                p.string_route[j] = self._string_route(col.type_code, col.flags, p.col_target[j])
             # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
             # never matched byte for byte
             if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
@@ -498,6 +527,38 @@ cdef class SimplePlan:
         p.name_off[ncols] = p.names.len
         _build_key_slots(p)
         return 0
+
+    cdef int _direct_kind(self, int t, uint32_t flags, int tj):
+        """SD_* of a column of type t whose values go to typed target tj: the kinds whose value
+        and errors are exactly those of the row entry → converter path for that branch."""
+        cdef int w = self.core.writers[tj]
+        cdef int kind = TYPE_KIND[t]
+        if not self.avro:
+            return SD_NONE
+        if (kind == K_INT or kind == K_UINT) and t != T_BIT and W_INT8 <= w <= W_UINT64:
+            return SD_INT
+        if t == T_DOUBLE and w == W_FLOAT64:
+            return SD_DOUBLE
+        if t == T_FLOAT and w == W_FLOAT64:
+            return SD_FLOAT
+        if t == T_FLOAT and w == W_FLOAT32:
+            return SD_FLOAT32
+        if kind == K_TEXT and w == W_STRING and not (flags & FLAG_BINARY) and t != T_ENUM and t != T_SET:
+            return SD_TEXT
+        return SD_NONE
+
+    cdef int _string_route(self, int t, uint32_t flags, int tj):
+        """SR_* of a column of type t whose values go to typed target tj (the ladder of
+        SimplePlan._convert, decided once for a string value without a zone)."""
+        cdef int w = self.core.writers[tj]
+        cdef int kind = TYPE_KIND[t]
+        if w == W_STRING:
+            if kind == K_TEXT and not (flags & FLAG_BINARY) and t != T_ENUM and t != T_SET:
+                return SR_TEXT
+            return SR_CONVERT
+        if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
+            return SR_CONVERT
+        return SR_CORE
 
     def zone_names_seen(self):
         """Zone names registered so far (known or not)."""
@@ -1541,6 +1602,14 @@ cdef class SimplePlan:
                 if avro_union(c, SAV_BRANCHES, &idx, err) < 0:
                     set_column(err, e.name.p, e.name.n)
                     return -1
+                if stream and p.direct[j] != SD_NONE:
+                    rc = self._stream_direct(c, p, e, idx, err)
+                    if rc <= 0:
+                        if rc < 0:
+                            return rc
+                        continue
+                    if rc != 1:
+                        return rc
                 if buf_reserve(&self.avro_scratch, 400) < 0:
                     return _oom(err)
                 start = self.avro_scratch.len
@@ -1631,6 +1700,75 @@ cdef class SimplePlan:
             return _oom(err)
         return 0
 
+    cdef inline int _stream_direct(self, Cur* c, TablePlan* p, ColEntry* e, int64_t idx,
+                                   Err* err) noexcept nogil:
+        """A streamed map value of an SD_* column, read from its union branch `idx` straight
+        into the column's target: 0 written, 1 another branch (the row entry path reads it),
+        RUN_RESTREAM (a repeated column, or a value that fails: the image path decides), -1 with
+        `err` set, or RC_NO_MEMORY."""
+        cdef int j = e.col
+        cdef int tj = p.col_target[j]
+        cdef int dk = p.direct[j]
+        cdef int rc
+        cdef int64_t lv
+        cdef IntVal iv
+        cdef double f64
+        cdef float f32
+        cdef Span val
+        if idx == SAV_NULL:
+            pass
+        elif dk == SD_INT:
+            if idx != SAV_LONG and idx != SAV_UNSIGNED_BIGINT:
+                return 1
+        elif dk == SD_DOUBLE:
+            if idx != SAV_DOUBLE:
+                return 1
+        elif dk == SD_TEXT:
+            if idx != SAV_STRING:
+                return 1
+        elif idx != SAV_FLOAT:
+            return 1
+        if self.target_gen[tj] == self.row_gen:
+            return RUN_RESTREAM
+        self.target_gen[tj] = self.row_gen
+        if idx == SAV_NULL:
+            return self.core._push_target_null(tj)
+        if dk == SD_TEXT:
+            if avro_string(c, &val, err) < 0:
+                return -1
+            rc = self.core._push_value_text(&self.core.t_var[tj], &val, err)
+            return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
+        if dk == SD_INT:
+            if avro_long(c, &lv, err) < 0:
+                return -1
+            iv.neg = 0
+            if idx == SAV_UNSIGNED_BIGINT or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
+                iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
+            elif lv < 0:
+                iv.neg = 1
+                iv.mag = <uint64_t>(-(lv + 1)) + 1
+            else:
+                iv.mag = <uint64_t>lv
+            rc = self.core._push_target_int(tj, &iv, e.t, e.f, e.v.off, err)
+            return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
+        if dk == SD_DOUBLE:
+            if c.end - c.pos < 8:
+                return fail(err, c, "truncated Avro double")
+            memcpy(&f64, c.pos, 8)
+            c.pos += 8
+        else:
+            if c.end - c.pos < 4:
+                return fail(err, c, "truncated Avro float")
+            memcpy(&f32, c.pos, 4)
+            c.pos += 4
+            f64 = f32
+        if isinf(f64) or isnan(f64):
+            set_column(err, e.name.p, e.name.n)
+            return fail_at(err, e.v.off, "NaN or infinite float")
+        if dk == SD_FLOAT32:
+            return 0 if fix_push(&self.core.t_fix[tj], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
+        return 0 if fix_push(&self.core.t_fix[tj], &f64, sizeof(f64)) == 0 else RC_NO_MEMORY
+
     cdef inline void _drop_streamed_row(self, Py_ssize_t rows, long long replaced) noexcept nogil:
         """Cut the column set back to the row count before a streamed row, and take back what its
         text counted as replaced."""
@@ -1660,7 +1798,13 @@ cdef class SimplePlan:
         if e.v.in_scratch:
             e.v.p = self.avro_scratch.data + <uintptr_t>e.v.p
             e.v.in_scratch = 0
-        rc = self._convert(e, tj, err)
+        if e.v.kind == J_STR and e.zone < 0 and p.string_route[e.col] != SR_CONVERT:
+            if p.string_route[e.col] == SR_TEXT:
+                rc = self.core._push_value_text(&self.core.t_var[tj], &e.v, err)
+            else:
+                rc = self.core._convert(e, tj, err)
+        else:
+            rc = self._convert(e, tj, err)
         if rc == RC_NO_MEMORY:
             return rc
         # the text form is spent: the next value reuses its scratch
