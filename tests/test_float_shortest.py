@@ -118,3 +118,27 @@ def test_number_text_matches_twin(core, bits, plain):
            if g != _twin_number_text(t, bits, plain)]
     assert bad[:5] == []
     assert sum(g is not None for g in got) > (0.9 if bits == 64 else 0.6) * len(texts)
+
+
+def test_short_decimals_and_trailing_zeros_match_twin(core):
+    """Values whose shortest digits end before the 17th: every count of trailing zeros the
+    digit search can leave (stripped eight, four, two and one at a time) at both widths."""
+    xs = [m * 10.0 ** e for m in (1, 7, 12, 125, 1234567, 123456789, 12345678901234567)
+          for e in range(-12, 23)]
+    xs += [round(random.Random(7).random() * 10 ** k, d) for k in range(1, 9) for d in range(0, 5)]
+    xs += [-x for x in xs[:40]]
+    assert _mismatches(xs, _core_texts(core, xs, 64), V.format_float, 64) == []
+    assert _mismatches(xs, _core_texts(core, xs, 64, True), V.format_float_plain, 64) == []
+    xs32 = [struct.unpack("<f", struct.pack("<f", x))[0] for x in xs if abs(x) < 3e38]
+    assert _mismatches(xs32, _core_texts(core, xs32, 32), V.format_float, 32) == []
+
+
+def test_integer_text_of_every_digit_count(core):
+    """int_to_text writes its digits eight at a time: every length 1-20, the powers of ten and
+    their neighbours, 2^64 - 1, negatives."""
+    xs = [0, 1, 9, 2**64 - 1, -(2**64 - 1), 2**63, -(2**63)]
+    for k in range(1, 20):
+        xs += [10 ** k - 1, 10 ** k, 10 ** k + 1, -(10 ** k), 12345678901234567890 // 10 ** (20 - k)]
+    rng = random.Random(5)
+    xs += [rng.randrange(0, 2**64) >> rng.randrange(0, 64) for _ in range(20_000)]
+    assert core._int_texts(xs) == [str(x) for x in xs]
