@@ -191,6 +191,35 @@ cdef inline void write_digits(uint64_t m, int nd, char* out) noexcept nogil:
         memcpy(out, (<char*>w) + 24 - nd, nd)
 
 
+cdef inline void write_digits_roomy(uint64_t m, int nd, char* out) noexcept nogil:
+    """write_digits for an `out` with room for max(nd, 8) bytes: each word of digits is stored
+    whole (shifted so its first wanted digit lands at its place; the next store overwrites what
+    a store wrote past its digits), with no copy of a variable length."""
+    cdef uint64_t w, rest
+    cdef int lead
+    if nd <= 8:
+        w = _eight_digits(m) >> (8 * (8 - nd))
+        memcpy(out, &w, 8)
+        return
+    if nd <= 16:
+        rest = m // 100000000ULL
+        lead = nd - 8
+        w = _eight_digits(rest) >> (8 * (8 - lead))
+        memcpy(out, &w, 8)
+    else:
+        rest = m // 10000000000000000ULL
+        lead = nd - 16
+        w = _eight_digits(rest) >> (8 * (8 - lead))
+        memcpy(out, &w, 8)
+        m -= rest * 10000000000000000ULL
+        rest = m // 100000000ULL
+        w = _eight_digits(rest)
+        memcpy(out + lead, &w, 8)
+        lead += 8
+    w = _eight_digits(m - rest * 100000000ULL)
+    memcpy(out + lead, &w, 8)
+
+
 cdef inline uint64_t strip_trailing_zeros(uint64_t m, int* e10) noexcept nogil:
     """m (non-zero) without its trailing decimal zeros, e10 raised by their count: eight, four,
     two and one at a time (at most 19 zeros: 8 + 8 + 2 + 1), not a division per zero."""
@@ -217,22 +246,8 @@ cdef int int_to_text(const IntVal* v, char* out) noexcept nogil:
     if v.neg and v.mag:
         out[0] = 45
         k = 1
-    write_digits(v.mag, nd, out + k)
+    write_digits_roomy(v.mag, nd, out + k)      # out: 22 bytes, at most 21 written
     return k + nd
-
-
-def _int_texts(values):
-    """Test hook: int_to_text of Python ints in [-2^64 + 1, 2^64 - 1], as str."""
-    cdef IntVal v
-    cdef char out[24]
-    cdef int n
-    got = []
-    for x in values:
-        v.neg = x < 0
-        v.mag = <uint64_t>(-x if x < 0 else x)
-        n = int_to_text(&v, out)
-        got.append(out[:n].decode())
-    return got
 
 
 def _parse_int_texts(texts):
@@ -507,6 +522,18 @@ cdef inline int to_float32(double x, float* out) noexcept nogil:
     return 0
 
 
+cdef inline void _copy_digits(char* out, const char* digits) noexcept nogil:
+    """The (at most 17) shortest digits at `digits` into `out` as one fixed 24-byte copy (no
+    call for a variable length): the digit buffers hold DIGIT_ROOM readable bytes and every
+    output of the formatters below has 24 bytes of room past any digit run; what is copied
+    past the digits is overwritten or lies beyond the returned length."""
+    memcpy(out, digits, 24)
+
+
+cdef enum:
+    DIGIT_ROOM = 48           # digit buffers: 17 digits + a copy of 24 from any of them
+
+
 cdef int go_format_digits(const char* digits, int nd, int exp10, int negative, char* out) noexcept nogil:
     """value = 0.<digits> x 10^exp10 (digits without leading/trailing zeros) as Go's
     encoding/json writes it: plain unless the magnitude is < 1e-6 or >= 1e21."""
@@ -520,7 +547,7 @@ cdef int go_format_digits(const char* digits, int nd, int exp10, int negative, c
         if nd > 1:
             out[k] = 46
             k += 1
-            memcpy(out + k, digits + 1, nd - 1)
+            _copy_digits(out + k, digits + 1)
             k += nd - 1
         out[k] = 101
         k += 1
@@ -542,20 +569,20 @@ cdef int go_format_digits(const char* digits, int nd, int exp10, int negative, c
         for i in range(-exp10):
             out[k] = 48
             k += 1
-        memcpy(out + k, digits, nd)
+        _copy_digits(out + k, digits)
         return k + nd
     if exp10 >= nd:
-        memcpy(out + k, digits, nd)
+        _copy_digits(out + k, digits)
         k += nd
         for i in range(exp10 - nd):
             out[k] = 48
             k += 1
         return k
-    memcpy(out + k, digits, exp10)
+    _copy_digits(out + k, digits)
     k += exp10
     out[k] = 46
     k += 1
-    memcpy(out + k, digits + exp10, nd - exp10)
+    _copy_digits(out + k, digits + exp10)
     return k + nd - exp10
 
 
@@ -572,20 +599,20 @@ cdef int plain_format_digits(const char* digits, int nd, int exp10, int negative
         for i in range(-exp10):
             out[k] = 48
             k += 1
-        memcpy(out + k, digits, nd)
+        _copy_digits(out + k, digits)
         return k + nd
     if exp10 >= nd:
-        memcpy(out + k, digits, nd)
+        _copy_digits(out + k, digits)
         k += nd
         for i in range(exp10 - nd):
             out[k] = 48
             k += 1
         return k
-    memcpy(out + k, digits, exp10)
+    _copy_digits(out + k, digits)
     k += exp10
     out[k] = 46
     k += 1
-    memcpy(out + k, digits + exp10, nd - exp10)
+    _copy_digits(out + k, digits + exp10)
     return k + nd - exp10
 
 
@@ -743,7 +770,7 @@ cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int*
     _shortest_decimal(x, bits, &m, &e10)
     m = strip_trailing_zeros(m, &e10)
     nd = decimal_digit_count(m)
-    write_digits(m, nd, digits)
+    write_digits_roomy(m, nd, digits)          # digits: 24 bytes
     nd_out[0] = nd
     exp_out[0] = e10 + nd
     return 0
@@ -758,7 +785,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite as a double,
     NOT_FLOAT32 if it is but bits == 32 and it is not finite as a float32, RC_NO_MEMORY (see
     parse_double).  Also leaves the parsed value (rounded to the width) in *value."""
-    cdef char digits[24]
+    cdef char digits[DIGIT_ROOM]
     cdef int nd, e10, negative, rc, k
     cdef float f
     cdef double x
@@ -785,7 +812,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     if nd > (15 if bits == 64 else 6) or not (
             (-306 <= e10 - 1 <= 307) if bits == 64 else (-37 <= e10 - 1 <= 37)):
         return float_text(x, bits, plain, out)
-    write_digits(m, nd, digits)
+    write_digits_roomy(m, nd, digits)          # digits: 24 bytes
     if plain:
         return plain_format_digits(digits, nd, e10, negative, out)
     return go_format_digits(digits, nd, e10, negative, out)
@@ -795,7 +822,7 @@ cdef int float_text(double x, int bits, int plain, char* out) noexcept nogil:
     """The shortest text that reads back as x (finite; a float32 value when bits == 32), in Go's
     strconv form (an exponent for very large or small values) or plain (never an exponent), a
     negative zero as "-0"; returns its length (at most 400 bytes)."""
-    cdef char digits[24]
+    cdef char digits[DIGIT_ROOM]
     cdef int nd, e10
     if x == 0:
         if signbit(x):
