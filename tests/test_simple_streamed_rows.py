@@ -372,3 +372,18 @@ def test_avro_direct_values_that_fail_or_repeat_are_the_twins(impl):
     got = _nums_error(impl, [values[0], wide])
     assert got == _nums_error("python", [values[0], wide])
     assert got[2] == "s" and "range" in got[3]
+
+
+def test_avro_set_bitmask_past_2_63_into_an_integer_target(impl):
+    """A SET of 64 elements with its top bit set: TiCDC writes the uint64 bitmask as a negative
+    long, read back as unsigned on the direct path as in the twin."""
+    table = SimpleTable("db", "t", 74, make_tso(T0 - 10_000), [
+        SimpleColumn("id", "bigint", nullable=False), SimpleColumn("s", "set", elements=[f"e{i}" for i in range(64)])])
+    events = [SimpleBootstrap(table)] + [SimpleDML(table, "INSERT", make_tso(T0 + i), data=r)
+                                         for i, r in enumerate([{"id": 1, "s": (1 << 63) | 5}, {"id": 2, "s": 3}])]
+    values = [v for _, v in SimpleEncoder("avro").encode(events)]
+    schema = pa.schema([("id", pa.int64()), ("s", pa.uint64())])
+    dec = ticdc_fast.SimpleDecoder("avro", table="db.t", schema=schema, implementation=impl)
+    got = dec.decode(None, values)
+    assert got.column("s").to_pylist() == [None, (1 << 63) | 5, 3]
+    assert _read_again(dec) == 0

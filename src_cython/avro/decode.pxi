@@ -1299,18 +1299,8 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
 
 cdef inline int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:
     """An Avro float/double as a finite double."""
-    cdef float f32
-    if b.kind == AV_FLOAT:
-        if c.end - c.pos < 4:
-            return fail(err, c, "truncated Avro float")
-        memcpy(&f32, c.pos, 4)
-        c.pos += 4
-        out[0] = f32
-    else:
-        if c.end - c.pos < 8:
-            return fail(err, c, "truncated Avro double")
-        memcpy(out, c.pos, 8)
-        c.pos += 8
+    if avro_real(c, b.kind == AV_FLOAT, out, err) < 0:
+        return -1
     if isinf(out[0]) or isnan(out[0]):
         return fail_at(err, off, "NaN or infinite float")
     return 0

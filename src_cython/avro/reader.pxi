@@ -93,3 +93,21 @@ cdef inline int avro_union(Cur* c, int branches, int64_t* idx, Err* err) noexcep
         c.pos = at
         return fail(err, c, "Avro union index out of range")
     return 0
+
+
+cdef inline int avro_real(Cur* c, bint single, double* out, Err* err) noexcept nogil:
+    """An Avro float (single) or double, as a double (a float widens exactly); finiteness is the
+    caller's to judge."""
+    cdef float f32
+    if single:
+        if c.end - c.pos < 4:
+            return fail(err, c, "truncated Avro float")
+        memcpy(&f32, c.pos, 4)
+        c.pos += 4
+        out[0] = f32
+        return 0
+    if c.end - c.pos < 8:
+        return fail(err, c, "truncated Avro double")
+    memcpy(out, c.pos, 8)
+    c.pos += 8
+    return 0

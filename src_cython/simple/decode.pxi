@@ -543,7 +543,7 @@ cdef class SimplePlan:
             return SD_FLOAT
         if t == T_FLOAT and w == W_FLOAT32:
             return SD_FLOAT32
-        if kind == K_TEXT and w == W_STRING and not (flags & FLAG_BINARY) and t != T_ENUM and t != T_SET:
+        if _plain_text_target(t, flags, w):
             return SD_TEXT
         return SD_NONE
 
@@ -553,9 +553,7 @@ cdef class SimplePlan:
         cdef int w = self.core.writers[tj]
         cdef int kind = TYPE_KIND[t]
         if w == W_STRING:
-            if kind == K_TEXT and not (flags & FLAG_BINARY) and t != T_ENUM and t != T_SET:
-                return SR_TEXT
-            return SR_CONVERT
+            return SR_TEXT if _plain_text_target(t, flags, w) else SR_CONVERT
         if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
             return SR_CONVERT
         return SR_CORE
@@ -1621,14 +1619,7 @@ cdef class SimplePlan:
                 elif idx == SAV_LONG or idx == SAV_UNSIGNED_BIGINT:        # long, UnsignedBigint{value: long}
                     if avro_long(c, &lv, err) < 0:
                         return -1
-                    iv.neg = 0
-                    if idx == SAV_UNSIGNED_BIGINT or e.t == T_BIT or e.t == T_SET or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
-                        iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
-                    elif lv < 0:
-                        iv.neg = 1
-                        iv.mag = <uint64_t>(-(lv + 1)) + 1
-                    else:
-                        iv.mag = <uint64_t>lv
+                    _sav_integer(lv, idx, e.t, e.f, &iv)
                     tj = p.col_target[j] if self.core.typed else -1
                     if raw or (not self.core.typed or (tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64)) \
                             and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM):
@@ -1643,17 +1634,8 @@ cdef class SimplePlan:
                         span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == SAV_FLOAT or idx == SAV_DOUBLE:        # float, double
-                    if idx == SAV_FLOAT:
-                        if c.end - c.pos < 4:
-                            return fail(err, c, "truncated Avro float")
-                        memcpy(&f32, c.pos, 4)
-                        c.pos += 4
-                        f64 = f32
-                    else:
-                        if c.end - c.pos < 8:
-                            return fail(err, c, "truncated Avro double")
-                        memcpy(&f64, c.pos, 8)
-                        c.pos += 8
+                    if avro_real(c, idx == SAV_FLOAT, &f64, err) < 0:
+                        return -1
                     if isinf(f64) or isnan(f64):
                         set_column(err, e.name.p, e.name.n)
                         return fail_at(err, e.v.off, "NaN or infinite float")
@@ -1741,31 +1723,16 @@ cdef class SimplePlan:
         if dk == SD_INT:
             if avro_long(c, &lv, err) < 0:
                 return -1
-            iv.neg = 0
-            if idx == SAV_UNSIGNED_BIGINT or (e.t == T_LONGLONG and (e.f & FLAG_UNSIGNED)):
-                iv.mag = <uint64_t>lv        # TiCDC casts the uint64 to int64
-            elif lv < 0:
-                iv.neg = 1
-                iv.mag = <uint64_t>(-(lv + 1)) + 1
-            else:
-                iv.mag = <uint64_t>lv
+            _sav_integer(lv, idx, e.t, e.f, &iv)
             rc = self.core._push_target_int(tj, &iv, e.t, e.f, e.v.off, err)
             return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
-        if dk == SD_DOUBLE:
-            if c.end - c.pos < 8:
-                return fail(err, c, "truncated Avro double")
-            memcpy(&f64, c.pos, 8)
-            c.pos += 8
-        else:
-            if c.end - c.pos < 4:
-                return fail(err, c, "truncated Avro float")
-            memcpy(&f32, c.pos, 4)
-            c.pos += 4
-            f64 = f32
+        if avro_real(c, dk != SD_DOUBLE, &f64, err) < 0:
+            return -1
         if isinf(f64) or isnan(f64):
             set_column(err, e.name.p, e.name.n)
             return fail_at(err, e.v.off, "NaN or infinite float")
         if dk == SD_FLOAT32:
+            f32 = <float>f64                     # a float widened to a double: exact
             return 0 if fix_push(&self.core.t_fix[tj], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
         return 0 if fix_push(&self.core.t_fix[tj], &f64, sizeof(f64)) == 0 else RC_NO_MEMORY
 
@@ -2225,6 +2192,25 @@ cdef void _push_py_int(FixCol* col, object v, int width):
     else:
         x = v
         fix_push(col, &x, sizeof(x))
+
+
+cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, IntVal* iv) noexcept nogil:
+    """The integer a simple-Avro long (or UnsignedBigint) stands for in a column of type t: TiCDC
+    casts a uint64 (BIGINT UNSIGNED, BIT, SET bitmasks) to int64, so those are read back as
+    unsigned."""
+    iv.neg = 0
+    if idx == SAV_UNSIGNED_BIGINT or t == T_BIT or t == T_SET or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)):
+        iv.mag = <uint64_t>lv
+    elif lv < 0:
+        iv.neg = 1
+        iv.mag = <uint64_t>(-(lv + 1)) + 1
+    else:
+        iv.mag = <uint64_t>lv
+
+
+cdef inline bint _plain_text_target(int t, uint32_t flags, int w) noexcept nogil:
+    """A character column (not binary, not ENUM/SET) into a string target: its text as it is."""
+    return TYPE_KIND[t] == K_TEXT and w == W_STRING and not (flags & FLAG_BINARY)
 
 
 cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo* d, Err* err) noexcept nogil:

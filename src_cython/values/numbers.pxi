@@ -168,29 +168,6 @@ cdef inline uint64_t _eight_digits(uint64_t v) noexcept nogil:
     return x + 0x3030303030303030ULL
 
 
-cdef inline void write_digits(uint64_t m, int nd, char* out) noexcept nogil:
-    """The nd decimal digits of m (nd = decimal_digit_count(m)) into out: eight at a time in
-    parallel lanes (_eight_digits), the last nd of the 8/16/24 written copied out."""
-    cdef uint64_t w[3]
-    cdef uint64_t rest
-    if nd <= 8:
-        w[0] = _eight_digits(m)
-        memcpy(out, (<char*>w) + 8 - nd, nd)
-    elif nd <= 16:
-        rest = m // 100000000ULL
-        w[0] = _eight_digits(rest)
-        w[1] = _eight_digits(m - rest * 100000000ULL)
-        memcpy(out, (<char*>w) + 16 - nd, nd)
-    else:
-        rest = m // 10000000000000000ULL
-        w[0] = _eight_digits(rest)                 # at most 1844
-        m -= rest * 10000000000000000ULL
-        rest = m // 100000000ULL
-        w[1] = _eight_digits(rest)
-        w[2] = _eight_digits(m - rest * 100000000ULL)
-        memcpy(out, (<char*>w) + 24 - nd, nd)
-
-
 cdef inline void write_digits_roomy(uint64_t m, int nd, char* out) noexcept nogil:
     """write_digits for an `out` with room for max(nd, 8) bytes: each word of digits is stored
     whole (shifted so its first wanted digit lands at its place; the next store overwrites what
@@ -218,6 +195,14 @@ cdef inline void write_digits_roomy(uint64_t m, int nd, char* out) noexcept nogi
         lead += 8
     w = _eight_digits(m - rest * 100000000ULL)
     memcpy(out + lead, &w, 8)
+
+
+cdef inline void write_digits(uint64_t m, int nd, char* out) noexcept nogil:
+    """The nd decimal digits of m (nd = decimal_digit_count(m)) into out, exactly nd bytes
+    written (write_digits_roomy into a word-sized buffer, then copied)."""
+    cdef char tmp[24]
+    write_digits_roomy(m, nd, tmp)
+    memcpy(out, tmp, nd)
 
 
 cdef inline uint64_t strip_trailing_zeros(uint64_t m, int* e10) noexcept nogil:
