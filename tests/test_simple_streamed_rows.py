@@ -327,8 +327,9 @@ def _nums_values(rows, order="random"):
 def test_avro_values_written_straight_to_their_targets(impl, schema):
     """Doubles of 17 digits, float32 values that are no short decimal (into float64 and float32
     targets), unsigned BIGINT past 2^63, non-ASCII text, decimals and DATETIME(6), in Go map order,
-    with nulls: the core writes the numeric and text branches straight into their targets, the
-    twin converts them from its row model; both give the same batch and the exact values."""
+    with nulls: the core writes the numeric, text, decimal and datetime branches straight into
+    their targets, the twin converts them from its row model; both give the same batch and the
+    exact values."""
     import struct
     f32 = struct.unpack("<f", struct.pack("<f", 0.1))[0]
     rows = [{"id": i, "d": None if i % 5 == 0 else 0.1 * i + 1 / 3, "f": f32 * i, "f32": None if i % 7 == 0 else f32 * i,
@@ -387,3 +388,166 @@ def test_avro_set_bitmask_past_2_63_into_an_integer_target(impl):
     got = dec.decode(None, values)
     assert got.column("s").to_pylist() == [None, (1 << 63) | 5, 3]
     assert _read_again(dec) == 0
+
+
+# --------------------------------------------------------------------------- JSON value strings
+INTS = SimpleTable("db", "t", 75, make_tso(T0 - 10_000), [
+    SimpleColumn("id", "bigint", nullable=False), SimpleColumn("n", "tinyint"),
+    SimpleColumn("u", "bigint", unsigned=True), SimpleColumn("m", "mediumint", unsigned=True)])
+INTS_SCHEMA = pa.schema([("id", pa.int64()), ("n", pa.int8()), ("u", pa.uint64()), ("m", pa.int32())])
+
+
+def _ints_message(data_text):
+    doc = SimpleEncoder("json").encode([SimpleDML(INTS, "INSERT", make_tso(T0), data={"id": 0})])[0][1].decode()
+    return (doc[:doc.index('"data":')] + '"data":' + data_text + "}").encode()
+
+
+def _ints_decode(which, data_texts):
+    boot = SimpleEncoder("json").encode([SimpleBootstrap(INTS)])[0][1]
+    dec = ticdc_fast.SimpleDecoder("json", table="db.t", schema=INTS_SCHEMA, implementation=which)
+    return dec.decode(None, [boot] + [_ints_message(t) for t in data_texts])
+
+
+def test_json_integer_strings_into_integer_targets(impl):
+    """Integer columns' strings streamed into integer targets: every digit count, the ends of
+    each range, "-0", 2^64 - 1, in and out of key order, nulls, an escaped digit.  The batch is
+    the twin's."""
+    texts = ['{"id":"-0","n":"-128","u":"18446744073709551615","m":"16777215"}',
+             '{"u":"0","m":"0","n":"127","id":"-9223372036854775808"}',
+             '{"id":"9223372036854775807","n":null,"u":null}',
+             '{"id":"5","n":"\\u0031","u":"1","m":"7"}']
+    texts += ['{"id":"%d","n":"%d","u":"%d","m":"%d"}' % (-(10**k) + 1, k, 10**(k + 1) - 1, 10**min(k, 7))
+              for k in range(19)]
+    got = _ints_decode(impl, texts)
+    assert got.equals(_ints_decode("python", texts))
+    rows = got.to_pylist()[1:]
+    assert [(r["id"], r["n"], r["u"], r["m"]) for r in rows[:4]] == [
+        (0, -128, 2**64 - 1, 16777215), (-2**63, 127, 0, 0), (2**63 - 1, None, None, None), (5, 1, 1, 7)]
+    assert rows[4 + 18]["u"] == 10**19 - 1 and rows[4 + 18]["id"] == -(10**18) + 1
+
+
+@pytest.mark.parametrize("value", ['past', '"-129"', '"007"', '" 1"', '""', '"1.0"', '"-"', '"+1"',
+                                   '"123456789012345678901234"', '"1e2"', '5', '"-1\\u0030x"'])
+@pytest.mark.parametrize("column", ["n", "u", "m"])
+def test_json_integer_strings_that_fail_are_the_twins(impl, value, column):
+    """A string that is no integer, one out of the column's or the target's range, or a JSON
+    number where the simple protocol writes a string fails with the twin's message, offset,
+    column and reason."""
+    if value == "past":     # one past the column's range
+        value = {"n": '"128"', "u": '"18446744073709551616"', "m": '"16777216"'}[column]
+    text = '{"id":"1","%s":%s}' % (column, value)
+    with pytest.raises(ticdc_fast.DecodeError) as got:
+        _ints_decode(impl, [text])
+    with pytest.raises(ticdc_fast.DecodeError) as want:
+        _ints_decode("python", [text])
+    g, w = got.value, want.value
+    assert (g.message_index, g.byte_offset, g.column, g.reason) == (w.message_index, w.byte_offset, w.column, w.reason)
+    assert g.message_index == 1 and g.column == column
+
+
+def test_json_integer_string_repeated_last_copy_wins(impl):
+    texts = ['{"id":"1","n":"5","u":"2","n":"-7"}', '{"id":"2","n":"3","n":"300","n":"4"}']
+    got = _ints_decode(impl, texts)
+    assert got.equals(_ints_decode("python", texts))
+    assert [(r["id"], r["n"]) for r in got.to_pylist()[1:]] == [(1, -7), (2, 4)]
+
+
+def _nums_json(data_texts):
+    doc = SimpleEncoder("json").encode([SimpleDML(NUMS, "INSERT", make_tso(T0), data={"id": 0})])[0][1].decode()
+    boot = SimpleEncoder("json").encode([SimpleBootstrap(NUMS)])[0][1]
+    return [boot] + [(doc[:doc.index('"data":')] + '"data":' + t + "}").encode() for t in data_texts]
+
+
+def _nums_json_decode(which, values, schema=NUMS_SCHEMA):
+    return ticdc_fast.SimpleDecoder("json", table="db.t", schema=schema, implementation=which).decode(None, values)
+
+
+def test_json_float_strings_into_float_targets(impl):
+    """DOUBLE and FLOAT strings as the encoder writes them (17-digit doubles, float32 values that
+    are no short decimal, into float64 and float32 targets, nulls) and as other writers might
+    (an exponent, "-0", a text past 32 bytes, an escaped digit): the batch is the twin's."""
+    import struct
+    f32 = struct.unpack("<f", struct.pack("<f", 0.1))[0]
+    rows = [{"id": i, "d": None if i % 5 == 0 else 0.1 * i + 1 / 3, "f": f32 * i, "f32": None if i % 7 == 0 else f32 * i}
+            for i in range(40)]
+    events = [SimpleBootstrap(NUMS)] + [SimpleDML(NUMS, "INSERT", make_tso(T0 + i), data=r) for i, r in enumerate(rows)]
+    values = [v for _, v in SimpleEncoder("json").encode(events)]
+    values += _nums_json(['{"id":"1","d":"1e308","f":"-0","f32":"3.4028234663852886e38"}',
+                          '{"id":"2","d":"0.1000000000000000055511151231257827021181583404541015625","f":"1E-45"}',
+                          '{"id":"3","d":"\\u0031.5","f32":"-0.0","f":"16777217"}'])[1:]
+    got = _nums_json_decode(impl, values)
+    assert got.equals(_nums_json_decode("python", values))
+    out = got.to_pylist()[1:]
+    assert [r["d"] for r in out[:3]] == [None, 0.1 + 1 / 3, 0.2 + 1 / 3]
+    assert out[3]["f32"] == struct.unpack("<f", struct.pack("<f", f32 * 3))[0] and out[3]["f"] == out[3]["f32"]
+    assert [out[40]["d"], out[41]["d"], out[42]["d"]] == [1e308, 0.1, 1.5]
+    assert struct.pack("<d", out[40]["f"]) == struct.pack("<d", -0.0) and out[42]["f"] == 16777216.0
+    assert out[40]["f32"] == struct.unpack("<f", struct.pack("<f", 3.4028234663852886e38))[0]
+
+
+@pytest.mark.parametrize("value", ['"1e400"', 'past', '"abc"', '"1."', '".5"', '"01"', '"NaN"', '""',
+                                   '" 1"', '"1 "', '1.5', '"1.5\\u0000"'])
+@pytest.mark.parametrize("column", ["d", "f", "f32"])
+def test_json_float_strings_that_fail_are_the_twins(impl, value, column):
+    """A number past the column's range, a string that is no JSON number, or a JSON number where
+    the simple protocol writes a string: the twin's message, offset, column and reason."""
+    if value == "past":
+        value = '"-1.8e308"' if column == "d" else '"3.5e38"'
+    values = _nums_json(['{"id":"1","%s":%s}' % (column, value)])
+    errs = []
+    for which in (impl, "python"):
+        with pytest.raises(ticdc_fast.DecodeError) as ei:
+            _nums_json_decode(which, values)
+        e = ei.value
+        errs.append((e.message_index, e.byte_offset, e.column, e.reason))
+    assert errs[0] == errs[1] and errs[0][2] == column, errs
+
+
+def test_json_decimal_and_datetime_strings_into_their_targets(impl):
+    """DECIMAL(12,2) and DATETIME(6) strings streamed into their targets: fewer or more (zero)
+    fraction digits than the scale, the ends of the precision, a date alone, every fraction
+    length, nulls, an escaped digit: the batch is the twin's."""
+    texts = ['{"id":"1","amount":"-0.50","at":"2024-05-01 00:00:00"}',
+             '{"id":"2","amount":"9999999999.99","at":"2024-05-01"}',
+             '{"id":"3","amount":"1.5","at":"1970-01-01 00:00:00.1"}',
+             '{"id":"4","amount":"1.500","at":"9999-12-31 23:59:59.999999"}',
+             '{"id":"5","amount":null,"at":null}',
+             '{"id":"6","amount":"\\u0037","at":"2024-05-01 00:00:0\\u0031"}']
+    texts += ['{"id":"%d","amount":"%s","at":"2024-05-01 12:34:56.%s"}' % (10 + k, "7" * k + ".25", "9" * k)
+              for k in range(1, 7)]
+    values = _nums_json(texts)
+    got = _nums_json_decode(impl, values)
+    assert got.equals(_nums_json_decode("python", values))
+    out = got.to_pylist()[1:]
+    assert [str(r["amount"]) for r in out[:4]] == ["-0.50", "9999999999.99", "1.50", "1.50"]
+    assert out[5]["amount"] == 7 and out[5]["at"].second == 1 and out[4]["amount"] is None
+    assert out[3]["at"].microsecond == 999999 and out[2]["at"].microsecond == 100000
+    assert out[11]["at"].microsecond == 999999 and str(out[11]["amount"]) == "777777.25"
+
+
+@pytest.mark.parametrize("value", ['"1.234"', '"12345678901.00"', '"abc"', '"1e2"', '"."', '"-"', '""',
+                                   '"2024-02-30 00:00:00"', '"2024-05-01T00:00:00"', '"0000-00-00 00:00:00"',
+                                   '"2024-05-01 24:00:00"', '"2024-05-01 00:00:00.1234567"', '7'])
+@pytest.mark.parametrize("column", ["amount", "at"])
+def test_json_decimal_and_datetime_strings_that_fail_are_the_twins(impl, value, column):
+    values = _nums_json(['{"id":"1","%s":%s}' % (column, value)])
+    errs = []
+    for which in (impl, "python"):
+        with pytest.raises(ticdc_fast.DecodeError) as ei:
+            _nums_json_decode(which, values)
+        e = ei.value
+        errs.append((e.message_index, e.byte_offset, e.column, e.reason))
+    assert errs[0] == errs[1] and errs[0][2] == column, errs
+
+
+@pytest.mark.parametrize("column,good,bad", [("amount", "12.50", "12.505"),
+                                             ("at", "2024-05-01 00:00:07.250000", "2024-05-01 00:00:60")])
+def test_avro_decimal_and_datetime_strings_that_fail_are_the_twins(impl, column, good, bad):
+    """A decimal past its scale and a datetime past its minute, met by the direct writers of
+    streamed Avro strings: the twin's error."""
+    values = _nums_values([{"id": 1, column: good}], order="table")
+    assert good.encode() in values[1]
+    bad_msg = values[1].replace(bytes([2 * len(good)]) + good.encode(), bytes([2 * len(bad)]) + bad.encode())
+    got = _nums_error(impl, [values[0], bad_msg])
+    assert got == _nums_error("python", [values[0], bad_msg])
+    assert got[0] == 1 and got[2] == column
