@@ -41,6 +41,28 @@ def test_decode_writes_the_whole_capture(tmp_path, messages, impl, capfd):
     assert got.num_rows == want.num_rows > 0
     assert got.to_pylist() == want.to_pylist()
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.parquet"]   # no temporary left
+    # the images' values (mostly distinct) are written without a dictionary, everything else with
+    meta = pq.ParquetFile(out).metadata.row_group(0)
+    chunks = {meta.column(i).path_in_schema: meta.column(i).has_dictionary_page for i in range(meta.num_columns)}
+    assert chunks["after.key_value.value"] is False and chunks["before.key_value.value"] is False
+    assert chunks["after.key_value.key"] and chunks["_op"] and chunks["_table"] and chunks["_offset"]
+
+
+def test_dictionary_columns_reach_every_leaf_but_the_text_map_values():
+    from ticdc_fast.cli import _dictionary_columns
+    schema = pa.schema([("a", pa.int64()), ("m", pa.map_(pa.string(), pa.string())),
+                        ("n", pa.map_(pa.string(), pa.int32())),
+                        ("s", pa.struct([("x", pa.string()), ("l", pa.list_(pa.int8()))]))])
+    assert _dictionary_columns(schema) == ["a", "m.key_value.key", "n.key_value.key", "n.key_value.value",
+                                           "s.x", "s.l.list.element"]
+    table = pa.table({"a": [1], "m": [[("k", "v")]], "n": [[("k", 2)]], "s": [{"x": "y", "l": [3]}]}, schema=schema)
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, schema, use_dictionary=_dictionary_columns(schema)) as w:
+        w.write_table(table)
+    meta = pq.ParquetFile(pa.BufferReader(sink.getvalue())).metadata.row_group(0)
+    paths = {meta.column(i).path_in_schema: meta.column(i).has_dictionary_page for i in range(meta.num_columns)}
+    assert paths == {"a": True, "m.key_value.key": True, "m.key_value.value": False, "n.key_value.key": True,
+                     "n.key_value.value": True, "s.x": True, "s.l.list.element": True}
 
 
 def test_decode_failing_on_its_last_message_leaves_no_output_file(tmp_path, messages, impl, capfd):
