@@ -1113,13 +1113,19 @@ cdef class PlanCore:
         cdef int rc
         cdef const uint8_t* p
         cdef Py_ssize_t n
-        cdef const char* why = NULL
-        cdef int64_t v64
         rc = self._text_of(e, &p, &n, err)
         if rc < 0:
             return rc
+        return self._push_wall_text(j, p, n, kind, e.v.off, err)
+
+    cdef inline int _push_wall_text(self, int j, const uint8_t* p, Py_ssize_t n, int kind, Py_ssize_t off,
+                                    Err* err) noexcept nogil:
+        """A DATE/DATETIME/TIMESTAMP text into timestamp target j (TIMESTAMP: a wall clock in the
+        decoder's time zone, made UTC)."""
+        cdef const char* why = NULL
+        cdef int64_t v64
         if parse_datetime_cached(&self.walls, p, n, &v64, &why) < 0:
-            return fail_at(err, e.v.off, why)
+            return fail_at(err, off, why)
         if kind == K_TIMESTAMP:
             v64 = self._wall_to_utc(v64)
         if fix_push(&self.t_fix[j], &v64, sizeof(v64)) < 0:

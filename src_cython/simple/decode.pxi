@@ -91,12 +91,6 @@ cdef enum:
     SD_DECIMAL = 6     # DECIMAL column, string branch → decimal128/256
     SD_WALL = 7        # DATE/DATETIME/TIMESTAMP column, string branch → timestamp (TIMESTAMP: in the decoder's zone)
 
-
-cdef struct TextVal:       # an SD_DECIMAL / SD_WALL value parsed from its text
-    uint64_t limbs[4]
-    int64_t wall
-
-
 # Where a streamed string value (JSON, or an Avro string branch) of a column goes, chosen when the
 # table plan is compiled: the steps of SimplePlan._convert that a string without a zone would
 # take for this (column type, target writer), skipped
@@ -1376,27 +1370,6 @@ cdef class SimplePlan:
         cc.pos = c.pos
         return 0
 
-    cdef inline int _parse_direct_text(self, int dk, int tj, const uint8_t* q, Py_ssize_t n,
-                                       TextVal* tv) noexcept nogil:
-        """The text of an SD_DECIMAL / SD_WALL value parsed for target tj, as the core's
-        converters parse it (_push_decimal_text, _timestamp_from_wall): 0, or -1 where they
-        would refuse it."""
-        cdef const char* why = NULL
-        if dk == SD_DECIMAL:
-            return decimal_parse(q, n, self.core.precisions[tj], self.core.scales[tj],
-                                 2 if self.core.writers[tj] == W_DECIMAL128 else 4, tv.limbs, &why)
-        return parse_datetime_cached(&self.core.walls, q, n, &tv.wall, &why)
-
-    cdef inline int _push_direct_text(self, int dk, int tj, int t, TextVal* tv) noexcept nogil:
-        """A value parsed by _parse_direct_text into target tj (a TIMESTAMP column's wall clock
-        in the decoder's zone made UTC): 0, or RC_NO_MEMORY."""
-        if dk == SD_DECIMAL:
-            return 0 if fix_push(&self.core.t_fix[tj], tv.limbs,
-                                 16 if self.core.writers[tj] == W_DECIMAL128 else 32) == 0 else RC_NO_MEMORY
-        if TYPE_KIND[t] == K_TIMESTAMP:
-            tv.wall = self.core._wall_to_utc(tv.wall)
-        return 0 if fix_push(&self.core.t_fix[tj], &tv.wall, sizeof(tv.wall)) == 0 else RC_NO_MEMORY
-
     cdef int _json_timestamp(self, ColEntry* e, Err* err) noexcept nogil:
         """{"location":..,"value":..} → e.zone and e.v (the wall-clock string)."""
         cdef Cur c
@@ -1729,7 +1702,6 @@ cdef class SimplePlan:
         cdef double f64
         cdef float f32
         cdef Span val
-        cdef TextVal tv
         if idx == SAV_NULL:
             pass
         elif dk == SD_INT:
@@ -1756,9 +1728,11 @@ cdef class SimplePlan:
         if dk == SD_DECIMAL or dk == SD_WALL:
             if avro_string(c, &val, err) < 0:
                 return -1
-            if self._parse_direct_text(dk, tj, val.p, val.n, &tv) < 0:
-                return RUN_RESTREAM
-            return self._push_direct_text(dk, tj, e.t, &tv)
+            if dk == SD_DECIMAL:
+                rc = self.core._push_decimal_text(tj, val.p, val.n, e.v.off, err)
+            else:
+                rc = self.core._push_wall_text(tj, val.p, val.n, TYPE_KIND[e.t], e.v.off, err)
+            return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
         if dk == SD_INT:
             if avro_long(c, &lv, err) < 0:
                 return -1
