@@ -231,6 +231,50 @@ def test_blocks_end_at_line_ends_and_number_lines_right(tmp_path, block_bytes):
     assert list(zip(keys, values, parts, offs)) == records + [(None, b"last", 0, 5)]
 
 
+@pytest.mark.parametrize("block_bytes", [1, 7, 100, 4096])
+def test_blocks_given_back_are_filled_again_with_the_right_lines(tmp_path, block_bytes):
+    """With ``spare``, the reader refills the blocks the caller gave back (longer ones cut back,
+    shorter ones grown: a block that took the rest of a long line, or the file's last one) and
+    cuts, numbers and returns the same lines as without."""
+    import queue
+    records = _generated_records(7)
+    path = tmp_path / "c.jsonl"
+    write_capture(path, records)
+    with open(path, "ab") as fh:
+        fh.write(b'{"payload": "' + b"x" * 300 + b'"}\n\n{"payload": "y"}\n')
+    expected = [(n, bytes(b)) for n, b in read_blocks(path, block_bytes)]
+    spare = queue.SimpleQueue()
+    got, seen = [], set()
+    for n, block in read_blocks(path, block_bytes, spare=spare):
+        got.append((n, bytes(block)))
+        seen.add(id(block))
+        spare.put(block)            # parsed: the reader may fill it again
+    assert got == expected
+    assert len(expected) > 2 and len(seen) == 1      # one block, reused for every read
+
+
+def test_blocks_parsed_into_reused_buffers_keep_their_values(tmp_path, impl):
+    """The core parses a block's payloads into a buffer an earlier block's arrays gave back: the
+    arrays of a parsed block never change when later blocks are parsed, and each block gives its
+    own records whatever it reused."""
+    records = _generated_records(8)
+    write_capture(tmp_path / "big.jsonl", records)
+    write_capture(tmp_path / "small.jsonl", [(b"k", b"short", 1, 2)])
+    big, small = (tmp_path / "big.jsonl").read_bytes(), (tmp_path / "small.jsonl").read_bytes()
+    first = parse_block(bytearray(big), 1, "c.jsonl", impl)
+    kept = [c.to_pylist() for c in first]
+    del first                                           # its payload buffer goes back to the pool
+    for block, want in ((small, [[b"k"], [b"short"], [1], [2]]), (big, kept), (small + big, None)):
+        cols = parse_block(bytearray(block), 1, "c.jsonl", impl)
+        got = [c.to_pylist() for c in cols]
+        if want is None:
+            want = [[b"k"] + kept[0], [b"short"] + kept[1], [1] + kept[2], [2] + kept[3]]
+        assert got == want
+        again = parse_block(bytearray(small), 9, "c.jsonl", impl)    # while `cols` is alive
+        assert [c.to_pylist() for c in cols] == want
+        assert [c.to_pylist() for c in again] == [[b"k"], [b"short"], [1], [2]]
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 1000])
 def test_read_capture_chunks_hold_chunk_messages(tmp_path, impl, chunk, monkeypatch):
     monkeypatch.setattr(capture, "BLOCK_BYTES", 3000)

@@ -79,18 +79,22 @@ def _chunks_from_topic(args):
 # What the decode pipeline hands its threads: a block of capture lines (parsed on the thread that
 # decodes it: the core parses without the GIL) or the columns of messages already in memory.
 class _Block:
-    __slots__ = ("first_lineno", "data")
+    __slots__ = ("first_lineno", "data", "spare")
 
-    def __init__(self, first_lineno: int, data: bytes):
+    def __init__(self, first_lineno: int, data: bytearray, spare):
         self.first_lineno = first_lineno
         self.data = data
+        self.spare = spare      # where the block goes once parsed, for the reader to fill again
 
 
 def _capture_blocks(args, bar):
+    import queue
+
     from .capture import read_blocks
-    for first_lineno, data in read_blocks(args.input):
+    spare = queue.SimpleQueue()
+    for first_lineno, data in read_blocks(args.input, spare=spare):
         bar.update(len(data))
-        yield _Block(first_lineno, data)
+        yield _Block(first_lineno, data, spare)
 
 
 def _cmd_decode(args) -> int:
@@ -210,7 +214,12 @@ def _columns(args, unit):
     """(keys, values, partitions, offsets) of a pipeline unit: a capture block is parsed here."""
     if isinstance(unit, _Block):
         from .capture import parse_block
-        return parse_block(unit.data, unit.first_lineno, args.input, args.implementation)
+        try:
+            return parse_block(unit.data, unit.first_lineno, args.input, args.implementation)
+        finally:
+            # the arrays own copies of the messages: the block's memory can take the next read
+            unit.spare.put(unit.data)
+            unit.data = None
     return unit
 
 

@@ -194,9 +194,11 @@ cdef void pool_owner_end(PoolOwner* o) noexcept nogil:
     pool_owner_drop(o)
 
 
-cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need, PoolOwner* owner, int col) noexcept nogil:
+cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need, PoolOwner* owner, int col,
+                           Py_ssize_t fresh_cap=0) noexcept nogil:
     """Reserve for a builder that owns no block yet: its own column's pooled block (column `col`
-    of `owner`) if there is one, else the smallest that fits of those no busy column set owns."""
+    of `owner`) if there is one, else the smallest that fits of those no busy column set owns,
+    else a new block of max(need, fresh_cap) bytes."""
     global pool_n, pool_bytes
     cdef int k, best = -1, own = -1
     if b.data != NULL or need <= 4096:
@@ -213,7 +215,7 @@ cdef int buf_reserve_fresh(Buf* b, Py_ssize_t need, PoolOwner* owner, int col) n
     if own >= 0:
         best = own
     if best < 0:
-        return buf_reserve(b, need)
+        return buf_reserve(b, max(need, fresh_cap))
     b.data = pool_ptr[best]
     b.cap = pool_cap[best]
     b.len = 0

@@ -409,6 +409,13 @@ def parse_capture_block(block, Py_ssize_t first_lineno, str path):
     cdef Py_ssize_t nulls
     memset(&o, 0, sizeof(CapCols))
     memset(&err, 0, sizeof(Err))
+    # The payloads are most of a block.  Their buffer comes from the output pool (with the GIL,
+    # which the pool needs), where an earlier block's went when its arrays were dropped: a fresh
+    # one is mapped and zeroed by the kernel page by page as it fills (~1,000 page faults per
+    # 4 MiB block).  A new one is a sixteenth larger, so that the next blocks, a line longer or
+    # shorter, fit in it.
+    if buf_reserve_fresh(&o.values.data, n, NULL, -1, n + n // 16) < 0:
+        no_memory(f"the capture block at line {first_lineno} of {path}")
     with nogil:
         rc = _cap_block(p, n, first_lineno, &o, &err)
     try:
