@@ -1,6 +1,7 @@
 """``OpenDecoder``: TiCDC Open Protocol Kafka messages → ``pyarrow.RecordBatch``."""
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Callable
@@ -14,7 +15,7 @@ from .. import claim_check
 from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, as_binary_chunk, offsets64, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
+from .._frontend import add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -344,12 +345,12 @@ def _contiguous(seq, part: str):
             raise DecodeError(f"null {part}", first, part=part)
         arr = as_binary_chunk(seq)
         data = arr.buffers()[2]
-        off = pa.array(offsets64(arr), pa.int64())    # binary: its int32 offsets widened, no cast
+        off = int64_array(offsets64(arr))    # binary: its int32 offsets widened, no cast
         return data if data is not None else pa.py_buffer(b""), off
     items = list(seq)
     for i, item in enumerate(items):
         if item is None:
             raise DecodeError(f"null {part}", i, part=part)
     data = b"".join(items)
-    off = pa.array(list(accumulate(map(len, items), initial=0)), pa.int64())
+    off = int64_array(array("q", accumulate(map(len, items), initial=0)))
     return data, off
