@@ -11,7 +11,8 @@ import pytest
 import ticdc_fast
 from ticdc_fast.simple import schema as schema_module
 from ticdc_fast.simple.schema import TableSchemaError, table_schema_from_dict
-from ticdc_fast.testing import SimpleBootstrap, SimpleColumn, SimpleDML, SimpleEncoder, SimpleTable, make_tso
+from ticdc_fast.testing import (SimpleBootstrap, SimpleColumn, SimpleDDL, SimpleDML, SimpleEncoder, SimpleTable,
+                                make_tso)
 
 T0 = 1_714_521_600_000
 TABLE = SimpleTable("app", "users", 42, make_tso(T0 - 10_000),
@@ -120,3 +121,69 @@ def test_the_memo_stays_bounded(reads, monkeypatch):
         d["version"] = version
         assert table_schema_from_dict(d).version == version
     assert len(schema_module._SEEN_SCHEMAS) <= 4
+
+
+# ----------------------------------------------------------------- Avro TableSchema records
+@pytest.fixture
+def record_reads(monkeypatch):
+    """A fresh memo of Avro TableSchema records, and the records actually read value by value."""
+    from ticdc_fast.simple import messages
+    monkeypatch.setattr(messages, "_SEEN_RECORDS", {})
+    monkeypatch.setattr(schema_module, "_SEEN_SCHEMAS", {})
+    calls = []
+    read = messages._read_table_schema_record
+
+    def counted(r, field_at, name):
+        calls.append(name)
+        return read(r, field_at, name)
+    monkeypatch.setattr(messages, "_read_table_schema_record", counted)
+    return calls
+
+
+def _avro(events):
+    return [v for _, v in SimpleEncoder("avro").encode(events)]
+
+
+def _failure(impl, values):
+    with pytest.raises(ticdc_fast.DecodeError) as exc:
+        ticdc_fast.SimpleDecoder("avro", implementation=impl).decode(None, values)
+    return str(exc.value)
+
+
+def test_an_avro_record_read_before_is_not_read_again(impl, record_reads):
+    values = _avro([SimpleBootstrap(TABLE), _insert(1), SimpleBootstrap(TABLE, build_ts=T0 + 5), _insert(2)])
+    out = ticdc_fast.SimpleDecoder("avro", implementation=impl).decode(None, values)
+    assert record_reads == ["tableSchema"]
+    assert out.column("_op").to_pylist() == ["BOOTSTRAP", "INSERT"] * 2
+    assert out.column("_build_ts").to_pylist()[2] == T0 + 5
+    assert out.column("_table_schema").to_pylist()[0] == out.column("_table_schema").to_pylist()[2]
+
+
+def test_a_record_that_differs_after_its_first_bytes_or_is_cut_short_is_read_as_it_is(impl, record_reads):
+    wider = SimpleTable(TABLE.schema, TABLE.table, TABLE.table_id, TABLE.version,
+                        TABLE.columns[:2] + [SimpleColumn("score", "decimal", length=9, decimal=2)])
+    good, other = _avro([SimpleBootstrap(TABLE)])[0], _avro([SimpleBootstrap(wider)])[0]
+    assert good[:90] == other[:90] and good != other             # the same first 64 bytes of the record
+    out = ticdc_fast.SimpleDecoder("avro", implementation=impl).decode(None, [good, other])
+    assert [orjson.loads(t)["columns"][2]["dataType"]["length"] for t in out.column("_table_schema").to_pylist()] == [8, 9]
+    cut = good[:len(good) - 12]                                   # inside the record's last column
+    assert _failure(impl, [good, cut]).replace("message 1", "message 0") == _failure(impl, [cut])
+
+
+def test_errors_found_after_a_reused_record_name_the_same_bytes(impl, record_reads, monkeypatch):
+    """A record that reads but is refused (a mysqlType no one knows) names its byte offset;
+    reused at another position (a DDL's records after its SQL text) the offset moves with it."""
+    from ticdc_fast.simple import messages
+    boot = _avro([SimpleBootstrap(TABLE)])[0]
+    ddl = _avro([SimpleDDL("CREATE", "CREATE TABLE users (id int, name varchar(32), score decimal(8,2))",
+                           make_tso(T0), TABLE)])[0]
+    boot, ddl = (v.replace(b"\x0edecimal", b"\x0ebadtype") for v in (boot, ddl))
+    fresh = []
+    for value in (boot, ddl):
+        monkeypatch.setattr(messages, "_SEEN_RECORDS", {})
+        fresh.append(_failure(impl, [value]))
+    assert "badtype" in fresh[0] and fresh[0] != fresh[1]
+    monkeypatch.setattr(messages, "_SEEN_RECORDS", {})
+    before = len(record_reads)
+    assert [_failure(impl, [boot]), _failure(impl, [ddl]), _failure(impl, [boot])] == [fresh[0], fresh[1], fresh[0]]
+    assert len(record_reads) - before == 1          # the record was read once, then reused twice
