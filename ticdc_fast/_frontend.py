@@ -51,9 +51,8 @@ def as_binary_chunk(arr) -> pa.Array:
 
 def int64_array(values) -> pa.Array:
     """An int64 Arrow array over a contiguous buffer of int64 values (numpy, ``array("q")``),
-    without a copy.  Not
-    ``pa.array``: its first call imports pandas (pyarrow checks every input for pandas types),
-    a quarter of a second that the first decode of a process would pay."""
+    without a copy.  Not ``pa.array``: its first call imports pandas (pyarrow checks every input
+    for pandas types), a quarter of a second that the first decode of a process would pay."""
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 

@@ -295,9 +295,10 @@ def _table_schema(r: Reader, field_at: dict, name: str) -> dict:
     field_at.update(offsets_here)
     if len(_SEEN_RECORDS) >= _SEEN_RECORDS_MAX:
         _SEEN_RECORDS.clear()
-    _SEEN_RECORDS.setdefault(head, []).insert(0, (
-        bytes(data[start:r.pos]), schema, [(key, off - start) for key, off in offsets_here.items()]))
-    del _SEEN_RECORDS[head][4:]
+    entries = _SEEN_RECORDS.setdefault(head, [])      # this list, even if another thread clears the memo
+    entries.insert(0, (bytes(data[start:r.pos]), schema,
+                       [(key, off - start) for key, off in offsets_here.items()]))
+    del entries[4:]
     return schema
 
 
