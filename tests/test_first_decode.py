@@ -31,7 +31,8 @@ PROGRAM = textwrap.dedent("""
     protocol, form, mode, path = sys.argv[1:5]
     s = realistic_stream(protocol, 400, seed=3)
     keys = None if protocol.startswith("simple") else s.keys
-    values, parts, offs = s.values, None, None
+    values = s.values
+    parts, offs = [i % 3 for i in range(len(values))], list(range(7, 7 + len(values)))   # Python lists
     if form == "arrow":     # the arrays a capture file or the Kafka source hands over
         write_capture(path, [(k, v, 1, i) for i, (k, v) in enumerate(zip(keys or [None] * len(values), values))])
         cols = parse_block(open(path, "rb").read(), 1, path)
@@ -56,6 +57,7 @@ PROGRAM = textwrap.dedent("""
                                            schemas=s.bootstraps, **opts)
     before = "pandas" in sys.modules
     out = decoder.decode(keys, values, partitions=parts, offsets=offs)
+    assert out.column("_offset").null_count == 0 and set(out.column("_partition").to_pylist()) <= {0, 1, 2}
     print(before, "pandas" in sys.modules, out.num_rows)
 """)
 
@@ -87,3 +89,24 @@ def test_cli_decode_runs_without_importing_pandas(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split()[-2:] == ["0", "False"], res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("values", [
+    [], [0, 1, -5], (3, 4), [2**31 - 1, -2**31], [2**31], [2**63 - 1], [2**63], [None, 1], [True, 2],
+    [1.0], [1.5], ["1"],
+])
+@pytest.mark.parametrize("typ", ["int32", "int64"])
+def test_positions_given_as_lists_become_the_arrays_pa_array_makes(values, typ):
+    """Lists of partitions, offsets and message indexes skip pa.array where the array module
+    takes them, with the values, type and refusals pa.array has."""
+    import pyarrow as pa
+    from ticdc_fast._frontend import as_array
+    t = getattr(pa, typ)()
+
+    def outcome(fn):
+        try:
+            a = fn(values, t)
+            return a.type, a.to_pylist()
+        except Exception as exc:                    # noqa: BLE001 -- the refusal is compared
+            return type(exc), str(exc)
+    assert outcome(as_array) == outcome(pa.array)

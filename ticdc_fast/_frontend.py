@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from array import array
 
 import pyarrow as pa
 
@@ -15,11 +16,26 @@ PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
 OFFSET_FIELD = pa.field(C.COL_OFFSET, pa.int64())
 
 
+# Python lists of Kafka positions and message indexes become Arrow arrays through the array
+# module where they can: pa.array's first call imports pandas (a quarter of a second, see
+# int64_array).  Anything array() refuses (None, floats, text, out of range) and bools, which
+# array() takes as integers but pa.array refuses, go to pa.array, which decides and names the fault.
+_INT_TYPECODES = {pa.int32(): "i", pa.int64(): "q"}
+
+
 def as_array(obj, typ) -> pa.Array:
     if isinstance(obj, pa.ChunkedArray):
         obj = obj.combine_chunks()
     if isinstance(obj, pa.Array):
         return obj if obj.type == typ else obj.cast(typ)
+    code = _INT_TYPECODES.get(typ)
+    if code is not None and isinstance(obj, (list, tuple)) and bool not in set(map(type, obj)):
+        try:
+            values = array(code, obj)
+        except (TypeError, OverflowError):
+            pass
+        else:
+            return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(values)])
     return pa.array(obj, typ)
 
 
@@ -144,7 +160,7 @@ def add_kafka_columns(cols: list, msg_index, partitions, offsets) -> None:
 def _append_taken(cols: list, msg_index, per_message: list) -> None:
     """Append each per-message array of ``per_message`` taken at every row's message."""
     if per_message:
-        idx = msg_index if isinstance(msg_index, pa.Array) else pa.array(msg_index, pa.int32())
+        idx = as_array(msg_index, pa.int32())
         cols += [a.take(idx) for a in per_message]
 
 
