@@ -150,3 +150,59 @@ def test_timestamp_text_in_utc(impl, location, value, want):
         rows[which] = dict(out.column("after").to_pylist()[1])
     assert rows[impl] == rows["python"]
     assert rows[impl]["updated_at"] == want
+
+
+# The core reads a TIMESTAMP object spelled as TiCDC writes it in one pass and leaves every other
+# spelling to the general object walk; each of these must come out as the twin has it, value or
+# error (reason, byte offset, column), generic and typed.
+TIMESTAMP_SPELLINGS = {
+    "as_written": '{"location":"UTC","value":"2024-05-01 00:00:00.5"}',
+    "zone_offset": '{"location":"Asia/Shanghai","value":"2024-05-01 00:00:00.020"}',
+    "escaped_zone": '{"location":"Asia\\/Shanghai","value":"2024-05-01 00:00:00"}',
+    "escaped_value": '{"location":"UTC","value":"2024-05-01 00:00:00\\u002e25"}',
+    "space_after_comma": '{"location":"UTC", "value":"2024-05-01 00:00:00"}',
+    "space_before_brace": '{"location":"UTC","value":"2024-05-01 00:00:00" }',
+    "value_first": '{"value":"2024-05-01 00:00:00","location":"UTC"}',
+    "extra_member": '{"location":"UTC","value":"2024-05-01 00:00:00","x":[1,{"y":2}]}',
+    "repeated_value": '{"location":"UTC","value":"2024-05-01 00:00:00","value":"2024-05-02 00:00:00"}',
+    "repeated_location": '{"location":"UTC","location":"Asia/Tokyo","value":"2024-05-01 09:00:00"}',
+    "value_number": '{"location":"UTC","value":1}',
+    "location_number": '{"location":8,"value":"2024-05-01 00:00:00"}',
+    "no_value": '{"location":"UTC"}',
+    "unknown_zone": '{"location":"Mars/Olympus","value":"2024-05-01 00:00:00"}',
+    "bad_month": '{"location":"UTC","value":"2024-13-01 00:00:00"}',
+    "control_in_location": '{"location":"U\\u0000TC","value":"2024-05-01 00:00:00"}',
+    "raw_control_in_value": '{"location":"UTC","value":"2024-05-01\x0100:00:00"}',
+    "bad_escape_in_value": '{"location":"UTC","value":"2024-05-01 \\x00:00:00"}',
+    "unterminated_value": '{"location":"UTC","value":"2024-05-01 00:00:00}',
+    "location_key_escaped": '{"\\u006cocation":"UTC","value":"2024-05-01 00:00:00"}',
+    "empty_object": '{}',
+    "null": 'null',
+}
+
+
+def _outcome(which, values, typed):
+    kw = {"table": "shop.orders", "schema": pa.schema([("updated_at", pa.timestamp("us", tz="UTC"))])} if typed else {}
+    try:
+        out = ticdc_fast.SimpleDecoder("json", implementation=which, **kw).decode(None, values)
+    except ticdc_fast.DecodeError as e:
+        return ("error", e.message_index, e.reason, e.byte_offset, e.column, e.part)
+    return ("rows", out.to_pylist())
+
+
+@pytest.mark.parametrize("spelling", sorted(TIMESTAMP_SPELLINGS))
+@pytest.mark.parametrize("typed", [False, True], ids=["generic", "typed"])
+def test_timestamp_object_spellings_match_the_twin(impl, spelling, typed):
+    base = _base_messages()
+    doc = json.loads(base[1])
+    assert doc["database"] == "shop" and doc["table"] == "orders"
+    body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    first = '"updated_at":' + json.dumps(doc["data"]["updated_at"], separators=(",", ":"))
+    assert body.count(first) == 1
+    changed = body.replace(first, '"updated_at":' + TIMESTAMP_SPELLINGS[spelling]).encode()
+    # the row twice, so the second copy is read with the first one's key order learned
+    values = [base[0], changed, changed]
+    got = _outcome(impl, values, typed)
+    assert got == _outcome("python", values, typed)
+    if spelling in ("as_written", "escaped_value", "repeated_value"):
+        assert got[0] == "rows"

@@ -28,6 +28,7 @@ cdef enum:
     EK_VERSION = 15
     ENV_KEYS = 16
     ENV_SEQ_MAX = 24
+    TS_OTHER_FORM = 3       # _json_timestamp_here: not the spelling it reads; scan the value
 
 
 cdef const char* ENV_KEY_TEXT[16]
@@ -1289,17 +1290,20 @@ cdef class SimplePlan:
                 e.has_t = 1
                 e.zone = -1
                 scratch_start = self.avro_scratch.len
-                if scan_value(&c, &e.v, 3, err) < 0:
-                    return -1
-                if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
-                    r2 = self._json_timestamp(e, err)
+                r2 = TS_OTHER_FORM
+                if e.t == T_TIMESTAMP and c.pos[0] == 123:
+                    r2 = self._json_timestamp_here(&c, e, err)
+                if r2 == TS_OTHER_FORM:
+                    if scan_value(&c, &e.v, 3, err) < 0:
+                        return -1
+                    r2 = self._json_timestamp(e, err) if e.v.kind == J_OBJ and e.t == T_TIMESTAMP else 0
+                if r2 != 0:
                     if r2 == RC_NO_MEMORY:
                         return r2
-                    if r2 != 0:
-                        if stream:
-                            return RUN_RESTREAM
-                        _forget_error(err)   # judged again at the end: a later copy may replace it
-                        ts_objects = 1
+                    if stream:
+                        return RUN_RESTREAM
+                    _forget_error(err)   # judged again at the end: a later copy may replace it
+                    ts_objects = 1
                 if stream:
                     r2 = self._stream_target(p, e, scratch_start, err)
                     if r2 != 0:
@@ -1333,17 +1337,20 @@ cdef class SimplePlan:
             e.has_t = 1
             e.zone = -1
             scratch_start = self.avro_scratch.len
-            if scan_value(&c, &e.v, 3, err) < 0:
-                return -1
-            if e.v.kind == J_OBJ and e.t == T_TIMESTAMP:
-                r2 = self._json_timestamp(e, err)
+            r2 = TS_OTHER_FORM
+            if e.t == T_TIMESTAMP and c.pos[0] == 123:
+                r2 = self._json_timestamp_here(&c, e, err)
+            if r2 == TS_OTHER_FORM:
+                if scan_value(&c, &e.v, 3, err) < 0:
+                    return -1
+                r2 = self._json_timestamp(e, err) if e.v.kind == J_OBJ and e.t == T_TIMESTAMP else 0
+            if r2 != 0:
                 if r2 == RC_NO_MEMORY:
                     return r2
-                if r2 != 0:
-                    if stream:
-                        return RUN_RESTREAM
-                    _forget_error(err)
-                    ts_objects = 1
+                if stream:
+                    return RUN_RESTREAM
+                _forget_error(err)
+                ts_objects = 1
             if stream:
                 r2 = self._stream_target(p, e, scratch_start, err)
                 if r2 != 0:
@@ -1375,7 +1382,6 @@ cdef class SimplePlan:
         cdef Cur c
         cdef Span name, v, loc, val
         cdef int r
-        cdef Py_ssize_t start
         c.start = e.v.p - e.v.off
         c.pos = e.v.p
         c.end = e.v.p + e.v.n
@@ -1395,6 +1401,48 @@ cdef class SimplePlan:
             if r < 0:
                 return -1
             r = 1 - r
+        return self._timestamp_parts(e, &loc, &val, err)
+
+    cdef int _json_timestamp_here(self, Cur* c, ColEntry* e, Err* err) noexcept nogil:
+        """scan_value and _json_timestamp in one pass, for the spelling TiCDC writes:
+        {"location":"..","value":".."}, no spaces.  The same outcome as those two (e.v the
+        object's span, then the wall-clock string), or TS_OTHER_FORM with the cursor where it was
+        and nothing recorded: any other spelling, and any error, is theirs to find and name."""
+        cdef const uint8_t* at = c.pos
+        cdef Span loc, val
+        if c.end - at < 13 or not bytes_eq(at, <const uint8_t*>b'{"location":"', 13):
+            return TS_OTHER_FORM
+        c.pos = at + 12
+        if scan_string(c, &loc, err) < 0:
+            return self._timestamp_other_form(c, at, err)
+        if c.end - c.pos < 10 or not bytes_eq(c.pos, <const uint8_t*>b',"value":"', 10):
+            return self._timestamp_other_form(c, at, err)
+        c.pos += 9
+        if scan_string(c, &val, err) < 0:
+            return self._timestamp_other_form(c, at, err)
+        if c.pos >= c.end or c.pos[0] != 125:
+            return self._timestamp_other_form(c, at, err)
+        c.pos += 1
+        e.v.p = at
+        e.v.n = c.pos - at
+        e.v.off = at - c.start
+        e.v.kind = J_OBJ
+        e.v.esc = 0
+        e.v.ascii = 1
+        e.v.neg = 0
+        e.v.in_scratch = 0
+        return self._timestamp_parts(e, &loc, &val, err)
+
+    cdef int _timestamp_other_form(self, Cur* c, const uint8_t* at, Err* err) noexcept nogil:
+        _forget_error(err)
+        c.pos = at
+        return TS_OTHER_FORM
+
+    cdef int _timestamp_parts(self, ColEntry* e, Span* loc_in, Span* val_in, Err* err) noexcept nogil:
+        """The members of a TIMESTAMP object (e.v its span) → e.zone and e.v."""
+        cdef Span loc = loc_in[0]
+        cdef Span val = val_in[0]
+        cdef Py_ssize_t start
         if loc.kind != J_STR or val.kind != J_STR:
             set_column(err, self.core._name_ptr(e), e.name_len)
             return fail_at(err, e.v.off, "TIMESTAMP value must be {location, value} strings")
