@@ -548,3 +548,49 @@ def test_avro_decimal_and_datetime_strings_that_fail_are_the_twins(impl, column,
     got = _nums_error(impl, [values[0], bad_msg])
     assert got == _nums_error("python", [values[0], bad_msg])
     assert got[0] == 1 and got[2] == column
+
+
+# 150 names of at most 16 bytes (sharing prefixes, lengths 1-16): too many for a perfect hash to
+# be found, so keys in Go map order go to the hash index
+WIDE_NAMES = ["id"] + [f"c{i}" for i in range(60)] + [f"col_{i:03d}_x" for i in range(60)] + \
+    [("k" * (1 + i % 16))[:-1] + chr(97 + i // 16) for i in range(29)]
+WIDE = SimpleTable("db", "t", 74, make_tso(T0 - 10_000), [SimpleColumn("id", "bigint", nullable=False)] + [
+    SimpleColumn(n, "int") for n in WIDE_NAMES[1:]])
+
+
+def _wide_values(rows):
+    events = [SimpleBootstrap(WIDE)] + [SimpleDML(WIDE, "INSERT", make_tso(T0 + i), data=r) for i, r in enumerate(rows)]
+    return [v for _, v in SimpleEncoder("avro", avro_map_order="random", seed=4).encode(events)]
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["generic", "typed"])
+def test_avro_wide_table_keys_in_any_order(impl, typed):
+    assert len(set(WIDE_NAMES)) == 150 and max(map(len, WIDE_NAMES)) == 16 and "kz" not in WIDE_NAMES
+    rows = [{n: (None if (i + j) % 11 == 0 and j else i * 1000 + j) for j, n in enumerate(WIDE_NAMES)} for i in range(40)]
+    values = _wide_values(rows)
+    kw = {"table": "db.t", "schema": pa.schema([(n, pa.int64()) for n in WIDE_NAMES])} if typed else {}
+    got = ticdc_fast.SimpleDecoder("avro", implementation=impl, **kw).decode(None, values)
+    want = ticdc_fast.SimpleDecoder("avro", implementation="python", **kw).decode(None, values)
+    assert got.equals(want)
+    if typed:
+        out = got.to_pylist()[1:]
+        assert [out[5][n] for n in WIDE_NAMES] == [rows[5][n] for n in WIDE_NAMES]
+    else:
+        out = [dict(m) for m in got.column("after").to_pylist()[1:]]
+        assert out[5] == {n: (None if v is None else str(v)) for n, v in rows[5].items()}
+
+
+def test_avro_wide_table_key_that_is_no_column_is_named(impl):
+    """Keys of the table's name lengths that are no name, in a table without a perfect hash: the
+    error names the key."""
+    for key in ("c60", "c1_", "col_060_x", "kkkkkkkkkkkkkkkz", "kz", "i"):
+        values = _wide_values([{"id": 1, "c0": 5}])
+        assert values[1].count(b"\x04c0") == 1
+        values[1] = values[1].replace(b"\x04c0", bytes([2 * len(key)]) + key.encode(), 1)
+        errs = []
+        for which in (impl, "python"):
+            with pytest.raises(ticdc_fast.DecodeError) as ei:
+                ticdc_fast.SimpleDecoder("avro", implementation=which).decode(None, values)
+            errs.append((ei.value.message_index, ei.value.byte_offset, ei.value.column, ei.value.reason))
+        assert errs[0] == errs[1]
+        assert errs[0][0] == 1 and errs[0][2] == key and "not in the message's schema" in errs[0][3]
