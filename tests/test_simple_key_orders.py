@@ -206,3 +206,56 @@ def test_timestamp_object_spellings_match_the_twin(impl, spelling, typed):
     assert got == _outcome("python", values, typed)
     if spelling in ("as_written", "escaped_value", "repeated_value"):
         assert got[0] == "rows"
+
+
+def test_envelopes_that_start_alike_decode_as_the_twin(impl):
+    """Messages whose envelopes start alike ({"version":..,"database":..,"table":..,"tableID":..,)
+    with six tableIDs taking turns, shifted by leading spaces, cut short after that head, or
+    repeating a member of it later: each decodes as the twin decodes it, with its own tableID
+    and its errors at its own byte offsets."""
+    base = _base_messages()
+    doc = json.loads(next(v for v in base if b'"type":"INSERT"' in v))
+    assert list(doc)[:4] == ["version", "database", "table", "tableID"]
+
+    def msg(table_id, prefix=b"", **changes):
+        d = dict(doc, tableID=table_id, **changes)
+        return prefix + json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode()
+
+    values = [base[0]]
+    ids = [112, 112, 7, 8, 9, 10, 11, 112, 7, 2**63, 112, 2**63, 11]   # six heads: more than kept
+    for k, tid in enumerate(ids):
+        values.append(msg(tid, b" " * (k % 3)))
+    values.append(msg(112, b"\n", type="DELETE"))           # an error after the head: no old image
+    values.append(msg(112)[:63])                             # the head and a byte, then the end
+    values.append(msg(112)[:75])                             # the end inside the next member
+    values.append(msg(112, data=[1]))                        # not an object where data belongs
+    # a member of the head repeated after it: the last copy wins ("orders" has no schema here)
+    values.append(msg(112).replace(b'"type":', b'"table":"orders2","type":', 1))
+    outs = {}
+    for which in (impl, "python"):
+        dec = ticdc_fast.SimpleDecoder("json", implementation=which, on_error="dead_letter")
+        outs[which] = dec.decode(None, values).to_pylist()
+    assert outs[impl] == outs["python"]
+    assert outs[impl][-1]["_error"] is not None or outs[impl][-1]["_table"] == "orders2"
+    rows = outs[impl][1:]
+    assert [r["_table_id"] for r in rows[:len(ids)] if r["_error"] is None] == [t for t in ids if t < 2**63]
+    bad = [(r["_error"]["message_index"], r["_error"]["byte_offset"], r["_error"]["reason"]) for r in rows if r["_error"]]
+    head_at = len(b'{"version":1,"database":"shop","table":"orders","tableID":')
+    assert bad[:2] == [(10, head_at, "tableID out of int64 range"), (12, head_at + 2, "tableID out of int64 range")]
+    assert [b[0] for b in bad[2:]] == [len(ids) + 1, len(ids) + 2, len(ids) + 3, len(ids) + 4]
+
+
+def test_error_after_a_shifted_envelope_names_its_own_offset(impl):
+    """One decoder, one message per call, the same envelope shifted by leading whitespace: the
+    error found after reading (a tableID past int64) names the byte where each message has it."""
+    base = _base_messages()
+    doc = dict(json.loads(next(v for v in base if b'"type":"INSERT"' in v)), tableID=2**63)
+    bad = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+    at = bad.index(b"9223372036854775808")
+    for which in (impl, "python"):
+        dec = ticdc_fast.SimpleDecoder("json", implementation=which)
+        dec.decode(None, [base[0]])
+        for prefix in (b"", b"  ", b"\n\t\t"):
+            with pytest.raises(ticdc_fast.DecodeError) as ei:
+                dec.decode(None, [prefix + bad])
+            assert (ei.value.byte_offset, ei.value.reason) == (at + len(prefix), "tableID out of int64 range")
