@@ -1282,55 +1282,23 @@ cdef class SimplePlan:
             if j >= 0:
                 e.name_off = -1
                 e.name_len = e.name.n
-                e.hash = 0
-                pos += 1
-                e.col = j
-                e.t = p.type_code[j]
-                e.f = p.flags[j]
-                e.has_t = 1
-                e.zone = -1
-                scratch_start = self.avro_scratch.len
-                r2 = TS_OTHER_FORM
-                if e.t == T_TIMESTAMP and c.pos[0] == 123:
-                    r2 = self._json_timestamp_here(&c, e, err)
-                if r2 == TS_OTHER_FORM:
-                    if scan_value(&c, &e.v, 3, err) < 0:
-                        return -1
-                    r2 = self._json_timestamp(e, err) if e.v.kind == J_OBJ and e.t == T_TIMESTAMP else 0
-                if r2 != 0:
-                    if r2 == RC_NO_MEMORY:
-                        return r2
-                    if stream:
-                        return RUN_RESTREAM
-                    _forget_error(err)   # judged again at the end: a later copy may replace it
-                    ts_objects = 1
-                if stream:
-                    r2 = self._stream_target(p, e, scratch_start, err)
-                    if r2 != 0:
-                        return r2
-                elif self._dedupe_column(p, img, e) == 0:
-                    img.n += 1
-                r = obj_next(&c, err)
-                if r < 0:
-                    return -1
-                r = 1 - r
-                continue
-            if obj_key(&c, &e.name, err) < 0:
-                return -1
-            if e.name.esc:
-                e.name_off = self.core.names.len
-                if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
-                    return _oom(err)
-                e.name_len = self.core.names.len - e.name_off
             else:
-                e.name_off = -1
-                e.name_len = e.name.n
+                if obj_key(&c, &e.name, err) < 0:
+                    return -1
+                if e.name.esc:
+                    e.name_off = self.core.names.len
+                    if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
+                        return _oom(err)
+                    e.name_len = self.core.names.len - e.name_off
+                else:
+                    e.name_off = -1
+                    e.name_len = e.name.n
+                j = self._resolve_column(p, pos, self.core._name_ptr(e), e.name_len)
+                if j < 0:
+                    set_column(err, self.core._name_ptr(e), e.name_len)
+                    return fail_at(err, e.name.off, "column is not in the message's schema version")
             e.hash = 0
-            j = self._resolve_column(p, pos, self.core._name_ptr(e), e.name_len)
             pos += 1
-            if j < 0:
-                set_column(err, self.core._name_ptr(e), e.name_len)
-                return fail_at(err, e.name.off, "column is not in the message's schema version")
             e.col = j
             e.t = p.type_code[j]
             e.f = p.flags[j]
@@ -1349,7 +1317,7 @@ cdef class SimplePlan:
                     return r2
                 if stream:
                     return RUN_RESTREAM
-                _forget_error(err)
+                _forget_error(err)   # judged again at the end: a later copy may replace it
                 ts_objects = 1
             if stream:
                 r2 = self._stream_target(p, e, scratch_start, err)
