@@ -46,6 +46,12 @@ def test_decode_writes_the_whole_capture(tmp_path, messages, impl, capfd):
     chunks = {meta.column(i).path_in_schema: meta.column(i).has_dictionary_page for i in range(meta.num_columns)}
     assert chunks["after.key_value.value"] is False and chunks["before.key_value.value"] is False
     assert chunks["after.key_value.key"] and chunks["_op"] and chunks["_table"] and chunks["_offset"]
+    # min/max statistics for every column but the images' maps (no reader can skip a page by them)
+    stats = {meta.column(i).path_in_schema: meta.column(i).statistics for i in range(meta.num_columns)}
+    assert all(stats[p] is None for p in ("after.key_value.key", "after.key_value.value",
+                                          "before.key_value.key", "before.key_value.value"))
+    assert stats["_commit_ts"].has_min_max and stats["_offset"].min == 0
+    assert stats["_offset"].max == len(messages) - 1 and stats["_table"].has_min_max
 
 
 def test_dictionary_columns_reach_every_leaf_but_the_text_map_values():
@@ -63,6 +69,14 @@ def test_dictionary_columns_reach_every_leaf_but_the_text_map_values():
     paths = {meta.column(i).path_in_schema: meta.column(i).has_dictionary_page for i in range(meta.num_columns)}
     assert paths == {"a": True, "m.key_value.key": True, "m.key_value.value": False, "n.key_value.key": True,
                      "n.key_value.value": True, "s.x": True, "s.l.list.element": True}
+
+
+def test_statistics_columns_leave_out_only_the_text_maps():
+    from ticdc_fast.cli import _statistics_columns
+    schema = pa.schema([("a", pa.int64()), ("m", pa.map_(pa.string(), pa.string())),
+                        ("n", pa.map_(pa.string(), pa.int32())),
+                        ("s", pa.struct([("x", pa.string()), ("t", pa.map_(pa.string(), pa.large_string()))]))])
+    assert _statistics_columns(schema) == ["a", "n.key_value.key", "n.key_value.value", "s.x"]
 
 
 def test_decode_failing_on_its_last_message_leaves_no_output_file(tmp_path, messages, impl, capfd):
