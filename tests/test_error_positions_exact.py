@@ -401,7 +401,11 @@ def test_open_go_escape_error_is_worded_alike(impl):
     assert _open_error(impl, KEY, value) == (0, "invalid Go escape", "value", _in_value(value, b'"a\\\\q'), "n")
 
 
-@pytest.mark.parametrize("location, shown", [("b'101'", "b'101'"), ("UTC\x00x", "UTC"), ("-24:00", "-24:00")])
+@pytest.mark.parametrize("location, shown", [
+    ("b'101'", "b'101'"), ("UTC\x00x", "UTC\\x00x"), ("-24:00", "-24:00"), ("Asia/\x7f\tX", "Asia/\\x7f\\x09X"),
+    # shown up to 200 bytes, never half an escape: the one that would pass 200 ends it
+    ("A" * 198 + "\x01B", "A" * 198), ("A" * 150 + "\x1f" + "B" * 60, "A" * 150 + "\\x1f" + "B" * 46),
+    ("東" * 70, "東" * 66 + "\ufffd")])
 def test_simple_unknown_zone_is_worded_alike(impl, location, shown):
     ts = json.dumps({"location": location, "value": "2024-01-01 00:00:00"}).encode()
     values = _simple(b'{"id":"1","ts":' + ts + b"}")

@@ -11,6 +11,9 @@
 
 cdef enum:
     KIND_SLOTS = 16          # converters per target: type kinds 0 (unknown code) .. K_ENUM
+    ZONE_SHOWN_MAX = 200     # bytes of an unknown zone's name that its error shows
+
+cdef const char* HEX_DIGITS = b"0123456789abcdef"
 
 
 # Indexes in PlanCore.cols of the columns every protocol's row writers fill (_build_columns puts
@@ -351,11 +354,31 @@ cdef class PlanCore:
             s = (s + 1) & (self.zslot_cap - 1)
 
     cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
-        cdef Py_ssize_t n = self.zone_key_len[z]
+        """The location named by no zone, shown whole up to 200 bytes: a control byte (a NUL
+        included, which cut the name short when it went in as a C string) as \\xNN."""
+        cdef Py_ssize_t n = self.zone_key_len[z], i
+        cdef const uint8_t* name = self.zone_key[z]
+        cdef char shown[ZONE_SHOWN_MAX + 1]
+        cdef int k = 0
+        cdef uint8_t b
+        for i in range(n):
+            b = name[i]
+            if b < 32 or b == 127:
+                if k + 4 > ZONE_SHOWN_MAX:
+                    break
+                shown[k] = 92
+                shown[k + 1] = 120
+                shown[k + 2] = HEX_DIGITS[b >> 4]
+                shown[k + 3] = HEX_DIGITS[b & 15]
+                k += 4
+            else:
+                if k + 1 > ZONE_SHOWN_MAX:
+                    break
+                shown[k] = <char>b
+                k += 1
         err.failed = 1
         err.offset = e.v.off
-        snprintf(err.reason, 256, "unknown time zone '%.*s'", <int>(n if n < 200 else 200),
-                 <const char*>self.zone_key[z])
+        snprintf(err.reason, 256, "unknown time zone '%.*s'", k, shown)
         return -1
 
     # ------------------------------------------------------------------ column set

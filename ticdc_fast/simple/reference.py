@@ -66,11 +66,15 @@ def _utc_text(ts: dict, problem) -> str:
 
 
 def _unknown_zone(loc: str) -> str:
-    """The core's words for a TIMESTAMP location that is no zone: the name's first 200 bytes, up
-    to a NUL (the core formats it as a C string)."""
-    raw = loc.encode("utf-8", "surrogateescape")[:200].partition(b"\x00")[0]
-    shown = raw.decode("utf-8", "replace")
-    return f"unknown time zone '{shown}'"
+    """The core's words for a TIMESTAMP location that is no zone: the name's bytes, a control
+    byte (NUL included) as \\xNN, up to the piece that would pass 200 bytes."""
+    shown = bytearray()
+    for b in loc.encode("utf-8", "surrogateescape"):
+        piece = b"\\x%02x" % b if b < 32 or b == 127 else bytes((b,))
+        if len(shown) + len(piece) > 200:
+            break
+        shown += piece
+    return f"unknown time zone '{shown.decode('utf-8', 'replace')}'"
 
 
 def _civil(days: int) -> tuple[int, int, int]:
