@@ -1402,11 +1402,13 @@ cdef class SimplePlan:
         return self._timestamp_parts(e, &loc, &val, err)
 
     cdef int _timestamp_other_form(self, Cur* c, const uint8_t* at, Err* err) noexcept nogil:
+        """Give up the one-pass read: the cursor back at the object's '{' and nothing recorded
+        (a string scan may have failed), so the general path reads the value from scratch."""
         _forget_error(err)
         c.pos = at
         return TS_OTHER_FORM
 
-    cdef int _timestamp_parts(self, ColEntry* e, Span* loc_in, Span* val_in, Err* err) noexcept nogil:
+    cdef int _timestamp_parts(self, ColEntry* e, const Span* loc_in, const Span* val_in, Err* err) noexcept nogil:
         """The members of a TIMESTAMP object (e.v its span) → e.zone and e.v."""
         cdef Span loc = loc_in[0]
         cdef Span val = val_in[0]
