@@ -356,26 +356,24 @@ cdef class PlanCore:
     cdef int _unknown_zone(self, int z, const ColEntry* e, Err* err) noexcept nogil:
         """The location named by no zone, shown whole up to 200 bytes: a control byte (a NUL
         included, which cut the name short when it went in as a C string) as \\xNN."""
-        cdef Py_ssize_t n = self.zone_key_len[z], i
         cdef const uint8_t* name = self.zone_key[z]
-        cdef char shown[ZONE_SHOWN_MAX + 1]
-        cdef int k = 0
+        cdef char shown[ZONE_SHOWN_MAX]
+        cdef int k = 0, width
+        cdef Py_ssize_t i
         cdef uint8_t b
-        for i in range(n):
+        for i in range(self.zone_key_len[z]):
             b = name[i]
-            if b < 32 or b == 127:
-                if k + 4 > ZONE_SHOWN_MAX:
-                    break
+            width = 4 if b < 32 or b == 127 else 1
+            if k + width > ZONE_SHOWN_MAX:
+                break
+            if width == 1:
+                shown[k] = <char>b
+            else:
                 shown[k] = 92
                 shown[k + 1] = 120
                 shown[k + 2] = HEX_DIGITS[b >> 4]
                 shown[k + 3] = HEX_DIGITS[b & 15]
-                k += 4
-            else:
-                if k + 1 > ZONE_SHOWN_MAX:
-                    break
-                shown[k] = <char>b
-                k += 1
+            k += width
         err.failed = 1
         err.offset = e.v.off
         snprintf(err.reason, 256, "unknown time zone '%.*s'", k, shown)
