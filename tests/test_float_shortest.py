@@ -80,6 +80,24 @@ def _twin_number_text(text, bits, plain):
         return None
 
 
+def _plain_spellings(rnd):
+    """Positional spellings (no exponent) of shortest texts, the form the core copies through
+    when its digit search finds the text's own digits: of random doubles near 1 and far from it
+    (below 1e-6 the Go form needs an exponent), of float32 values, and each with its last digit
+    moved by one (a text of the same length that is not the shortest, or another value)."""
+    out = []
+    xs = [rnd.uniform(-2.0, 2.0) * 10.0 ** rnd.randint(-9, 18) for _ in range(3000)]
+    xs32 = [struct.unpack("<f", struct.pack("<f", x))[0] for x in xs[:1500]]
+    for text in [repr(x) for x in xs] + [V.format_float(x, 32) for x in xs32]:
+        plain = format(V.Decimal(text), "f")
+        out.append(plain.encode())
+        last = int(plain[-1])
+        for step in (-1, 1):
+            if 0 <= last + step <= 9:
+                out.append((plain[:-1] + str(last + step)).encode())
+    return out
+
+
 def _number_texts(rnd):
     """JSON-number texts (the scanner checked their syntax) as writers spell them: repr, %.17g/%.16g/%.15g of random doubles, float32
     values printed at 6-9 digits, short decimals, digit runs of 1-25 digits with leading and
@@ -89,6 +107,7 @@ def _number_texts(rnd):
         texts += [repr(x).encode(), b"%.17g" % x, b"%.16g" % x, b"%.15g" % x]
     for x in float32_sample(rnd, 3000):
         texts += [b"%.9g" % x, b"%.8g" % x, b"%.7g" % x, b"%.6g" % x]
+    texts += _plain_spellings(rnd)
     for _ in range(6000):
         nd = rnd.randint(1, 25)
         digits = "".join(rnd.choice("0123456789") for _ in range(nd))

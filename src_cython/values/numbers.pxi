@@ -765,6 +765,21 @@ cdef enum:
     NOT_FLOAT32 = -3          # format_shortest: finite as a double, beyond float32's range
 
 
+cdef inline bint _plain_fraction_text(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Whether a JSON-number text (syntax already checked) is written the way the plain and
+    Go forms write a value with a fraction: a '.', no exponent, no trailing zero, at most 40
+    bytes (the grammar already rules out leading zeros)."""
+    cdef Py_ssize_t i
+    cdef bint dot = 0
+    if n > 40 or n < 3 or p[n - 1] == 48:
+        return 0
+    for i in range(n):
+        if (p[i] | 0x20) == 101:            # 'e' or 'E'
+            return 0
+        dot |= p[i] == 46
+    return dot
+
+
 cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
                          double* value, char* out, Buf* scratch, int plain=0) noexcept nogil:
     """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite as a double,
@@ -774,7 +789,8 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     cdef int nd, e10, negative, rc, k
     cdef float f
     cdef double x
-    cdef uint64_t m
+    cdef uint64_t m, sd
+    cdef int se
     # One reading of the text gives both the value and its digits: a text of at most 15
     # significant digits (6 for a float32) is the shortest form of its value, any other goes to
     # the shortest-digit search.
@@ -796,7 +812,20 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     e10 = k + nd
     if nd > (15 if bits == 64 else 6) or not (
             (-306 <= e10 - 1 <= 307) if bits == 64 else (-37 <= e10 - 1 <= 37)):
-        return float_text(x, bits, plain, out)
+        if not _plain_fraction_text(text, n) or not (plain or -6 <= e10 - 1 < 21):
+            return float_text(x, bits, plain, out)
+        # A full-precision value as writers print it (Go, repr): when the digit search finds the
+        # text's own digits, the text is already the answer, so its digits are not rebuilt
+        _shortest_decimal(x, bits, &sd, &se)
+        if sd == m and se == k:
+            memcpy(out, text, n)
+            return <int>n
+        sd = strip_trailing_zeros(sd, &se)
+        nd = decimal_digit_count(sd)
+        write_digits_roomy(sd, nd, digits)
+        if plain:
+            return plain_format_digits(digits, nd, se + nd, negative, out)
+        return go_format_digits(digits, nd, se + nd, negative, out)
     write_digits_roomy(m, nd, digits)          # digits: 24 bytes
     if plain:
         return plain_format_digits(digits, nd, e10, negative, out)
