@@ -618,7 +618,12 @@ cdef class PlanCore:
             np = self._name_ptr(e)
             if var_push(keys, np, e.name_len) < 0:
                 return _oom(err)
-            rc = self._render_hooked(e, vals, err)
+            if e.v.kind == J_STR and e.zone < 0 and TYPE_KIND[e.t] == K_TEXT and not (e.f & FLAG_BINARY):
+                # a text column's string is its own generic text in every protocol (what _render
+                # and the simple protocol's rules come to), without their kind tests
+                rc = self._push_value_text(vals, &e.v, err)
+            else:
+                rc = self._render_hooked(e, vals, err)
             if rc < 0:
                 if rc == RC_FAILED:
                     set_column(err, np, e.name_len)
