@@ -747,18 +747,17 @@ cdef int _shortest_decimal(double x, int bits, uint64_t* digits_out, int* exp_ou
     return 0
 
 
-cdef int shortest_from_value(double x, int bits, char* digits, int* nd_out, int* exp_out) noexcept nogil:
-    """Shortest digits that round-trip x at this width (x finite, non-zero), the closest of that
-    length, as ASCII without leading/trailing zeros, and e with x = 0.<digits> x 10^e."""
-    cdef uint64_t m
-    cdef int e10, nd
-    _shortest_decimal(x, bits, &m, &e10)
-    m = strip_trailing_zeros(m, &e10)
+cdef int decimal_text(uint64_t m, int e, int negative, int plain, char* out) noexcept nogil:
+    """(-1)^negative x m x 10^e (m != 0, as the digit search gives it) in the plain or the Go
+    form, its trailing zeros dropped; returns the length."""
+    cdef char digits[DIGIT_ROOM]
+    cdef int nd
+    m = strip_trailing_zeros(m, &e)
     nd = decimal_digit_count(m)
     write_digits_roomy(m, nd, digits)          # digits: 24 bytes
-    nd_out[0] = nd
-    exp_out[0] = e10 + nd
-    return 0
+    if plain:
+        return plain_format_digits(digits, nd, e + nd, negative, out)
+    return go_format_digits(digits, nd, e + nd, negative, out)
 
 
 cdef enum:
@@ -820,12 +819,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
         if sd == m and se == k:
             memcpy(out, text, n)
             return <int>n
-        sd = strip_trailing_zeros(sd, &se)
-        nd = decimal_digit_count(sd)
-        write_digits_roomy(sd, nd, digits)
-        if plain:
-            return plain_format_digits(digits, nd, se + nd, negative, out)
-        return go_format_digits(digits, nd, se + nd, negative, out)
+        return decimal_text(sd, se, negative, plain, out)
     write_digits_roomy(m, nd, digits)          # digits: 24 bytes
     if plain:
         return plain_format_digits(digits, nd, e10, negative, out)
@@ -836,8 +830,8 @@ cdef int float_text(double x, int bits, int plain, char* out) noexcept nogil:
     """The shortest text that reads back as x (finite; a float32 value when bits == 32), in Go's
     strconv form (an exponent for very large or small values) or plain (never an exponent), a
     negative zero as "-0"; returns its length (at most 400 bytes)."""
-    cdef char digits[DIGIT_ROOM]
-    cdef int nd, e10
+    cdef uint64_t m
+    cdef int e10
     if x == 0:
         if signbit(x):
             out[0] = 45
@@ -845,10 +839,8 @@ cdef int float_text(double x, int bits, int plain, char* out) noexcept nogil:
             return 2
         out[0] = 48
         return 1
-    shortest_from_value(x, bits, digits, &nd, &e10)
-    if plain:
-        return plain_format_digits(digits, nd, e10, x < 0, out)
-    return go_format_digits(digits, nd, e10, x < 0, out)
+    _shortest_decimal(x, bits, &m, &e10)
+    return decimal_text(m, e10, x < 0, plain, out)
 
 
 def _format_floats(const uint8_t[::1] data, int bits, bint plain=False):
