@@ -747,17 +747,24 @@ cdef int _shortest_decimal(double x, int bits, uint64_t* digits_out, int* exp_ou
     return 0
 
 
+cdef inline int _stripped_decimal_text(uint64_t m, int nd, int e10, int negative, int plain,
+                                       char* out) noexcept nogil:
+    """(-1)^negative x 0.<the nd digits of m> x 10^e10 (m without trailing zeros) in the plain
+    or the Go form; returns the length."""
+    cdef char digits[DIGIT_ROOM]
+    write_digits_roomy(m, nd, digits)          # digits: 24 bytes
+    if plain:
+        return plain_format_digits(digits, nd, e10, negative, out)
+    return go_format_digits(digits, nd, e10, negative, out)
+
+
 cdef int decimal_text(uint64_t m, int e, int negative, int plain, char* out) noexcept nogil:
     """(-1)^negative x m x 10^e (m != 0, as the digit search gives it) in the plain or the Go
     form, its trailing zeros dropped; returns the length."""
-    cdef char digits[DIGIT_ROOM]
     cdef int nd
     m = strip_trailing_zeros(m, &e)
     nd = decimal_digit_count(m)
-    write_digits_roomy(m, nd, digits)          # digits: 24 bytes
-    if plain:
-        return plain_format_digits(digits, nd, e + nd, negative, out)
-    return go_format_digits(digits, nd, e + nd, negative, out)
+    return _stripped_decimal_text(m, nd, e + nd, negative, plain, out)
 
 
 cdef enum:
@@ -784,7 +791,6 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     """Canonical text of a JSON number in a FLOAT/DOUBLE column; -1 if not finite as a double,
     NOT_FLOAT32 if it is but bits == 32 and it is not finite as a float32, RC_NO_MEMORY (see
     parse_double).  Also leaves the parsed value (rounded to the width) in *value."""
-    cdef char digits[DIGIT_ROOM]
     cdef int nd, e10, negative, rc, k
     cdef float f
     cdef double x
@@ -820,10 +826,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
             memcpy(out, text, n)
             return <int>n
         return decimal_text(sd, se, negative, plain, out)
-    write_digits_roomy(m, nd, digits)          # digits: 24 bytes
-    if plain:
-        return plain_format_digits(digits, nd, e10, negative, out)
-    return go_format_digits(digits, nd, e10, negative, out)
+    return _stripped_decimal_text(m, nd, e10, negative, plain, out)
 
 
 cdef int float_text(double x, int bits, int plain, char* out) noexcept nogil:
