@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from . import _constants as C
 from .errors import DecodeError, DecoderBusyError
-from .values import TextPolicy, text_policy
+from .values import TextPolicy, enter_text_policy, leave_text_policy
 
 PARTITION_FIELD = pa.field(C.COL_PARTITION, pa.int32())
 OFFSET_FIELD = pa.field(C.COL_OFFSET, pa.int64())
@@ -171,24 +171,6 @@ def _position(seq, i):
     return v.as_py() if hasattr(v, "as_py") else v
 
 
-def names_kafka_position(decode):
-    """A ``DecodeError`` from ``decode(keys, values, partitions=, offsets=)`` names the Kafka
-    partition and offset of its message, when they were given: that is what finds the message
-    in Kafka (its index in the batch does not)."""
-    @functools.wraps(decode)
-    def located(self, keys, values, *, partitions=None, offsets=None):
-        try:
-            return decode(self, keys, values, partitions=partitions, offsets=offsets)
-        except DecodeError as exc:
-            if exc.partition is None and exc.offset is None and (partitions is not None or offsets is not None):
-                partition = _position(partitions, exc.message_index)
-                offset = _position(offsets, exc.message_index)
-                if partition is not None or offset is not None:
-                    exc.at_kafka(partition, offset)
-            raise
-    return located
-
-
 def init_invalid_utf8(decoder, choice: str) -> None:
     """The ``invalid_utf8`` option of a decoder: ``replace`` (each invalid sequence becomes
     U+FFFD; ``decoder.invalid_utf8_replaced`` counts the text values that needed it) or
@@ -197,20 +179,42 @@ def init_invalid_utf8(decoder, choice: str) -> None:
     decoder.invalid_utf8_replaced = 0
 
 
-def counts_invalid_utf8(decode):
-    """Run ``decode`` under the decoder's invalid_utf8 policy and add the text values it replaced
-    to ``invalid_utf8_replaced`` (and ``stats``) when it returns: a call that raises adds nothing.
-    Within a call the error policy may decode several stretches of the batch, some of which fail
-    and are decoded again; only stretches that returned count (``counted_stretch``)."""
+def decode_entry(decode):
+    """What every decoder's public ``decode(keys, values, *, partitions=, offsets=)`` does around
+    its body, in one frame (each layer of wrapping cost ~20 us on a batch that found the
+    caches cold, as every batch after a garbage collection does):
+
+    - one call at a time per decoder (``exclusive``);
+    - the body runs under the decoder's invalid_utf8 policy, and the text values it replaced
+      are added to ``invalid_utf8_replaced`` (and ``stats``) when it returns: a call that raises
+      adds nothing.  Within a call the error policy may decode several stretches of the batch,
+      some of which fail and are decoded again; only stretches that returned count
+      (``counted_stretch``);
+    - a ``DecodeError`` names the Kafka partition and offset of its message, when they were
+      given: that is what finds the message in Kafka (its index in the batch does not)."""
     @functools.wraps(decode)
-    def counted(self, *args, **kwargs):
-        self._replaced_in_call = 0
-        with text_policy(self._text_policy):
-            out = decode(self, *args, **kwargs)
-        self.invalid_utf8_replaced += self._replaced_in_call
-        self.stats.invalid_utf8_replaced = self.invalid_utf8_replaced
-        return out
-    return counted
+    def entry(self, keys, values, *, partitions=None, offsets=None):
+        lock = _exclusive_lock(self)
+        try:
+            self._replaced_in_call = 0
+            token = enter_text_policy(self._text_policy)
+            try:
+                out = decode(self, keys, values, partitions=partitions, offsets=offsets)
+            finally:
+                leave_text_policy(token)
+            self.invalid_utf8_replaced += self._replaced_in_call
+            self.stats.invalid_utf8_replaced = self.invalid_utf8_replaced
+            return out
+        except DecodeError as exc:
+            if exc.partition is None and exc.offset is None and (partitions is not None or offsets is not None):
+                partition = _position(partitions, exc.message_index)
+                offset = _position(offsets, exc.message_index)
+                if partition is not None or offset is not None:
+                    exc.at_kafka(partition, offset)
+            raise
+        finally:
+            lock.release()
+    return entry
 
 
 def counted_stretch(decoder, decode_batch):
@@ -234,14 +238,20 @@ def exclusive(method):
     GIL released, so two threads sharing one would corrupt both."""
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
-        lock = self.__dict__.get("_exclusive_lock")
-        if lock is None:   # setdefault is atomic: racing first calls end up with one lock
-            lock = self.__dict__.setdefault("_exclusive_lock", threading.RLock())
-        if not lock.acquire(blocking=False):
-            raise DecoderBusyError(f"{type(self).__name__} is already in use by another thread; "
-                                   "decoders are not thread-safe: use one decoder per thread")
+        lock = _exclusive_lock(self)
         try:
             return method(self, *args, **kwargs)
         finally:
             lock.release()
     return guarded
+
+
+def _exclusive_lock(decoder):
+    """The decoder's call lock, acquired; DecoderBusyError if another thread holds it."""
+    lock = decoder.__dict__.get("_exclusive_lock")
+    if lock is None:   # setdefault is atomic: racing first calls end up with one lock
+        lock = decoder.__dict__.setdefault("_exclusive_lock", threading.RLock())
+    if not lock.acquire(blocking=False):
+        raise DecoderBusyError(f"{type(decoder).__name__} is already in use by another thread; "
+                               "decoders are not thread-safe: use one decoder per thread")
+    return lock

@@ -357,13 +357,23 @@ _current_policy: contextvars.ContextVar[TextPolicy] = contextvars.ContextVar(
     "ticdc_fast_text_policy", default=TextPolicy("error"))
 
 
+def enter_text_policy(policy: TextPolicy) -> contextvars.Token:
+    """Make ``policy`` the current one; give the token to ``leave_text_policy`` (the plain pair
+    is what a decode call uses: a context manager's generator costs more on every batch)."""
+    return _current_policy.set(policy)
+
+
+def leave_text_policy(token: contextvars.Token) -> None:
+    _current_policy.reset(token)
+
+
 @contextlib.contextmanager
 def text_policy(policy: TextPolicy):
-    token = _current_policy.set(policy)
+    token = enter_text_policy(policy)
     try:
         yield policy
     finally:
-        _current_policy.reset(token)
+        leave_text_policy(token)
 
 
 def value_text(b: bytes) -> str:

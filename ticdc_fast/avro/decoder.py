@@ -12,7 +12,7 @@ from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_binary_chunk, offsets64, as_pylist, check_extras,
+from .._frontend import (counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
                          finish_rows, is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -213,9 +213,7 @@ class AvroDecoder:
     def _core_text_counter(self) -> int:
         return getattr(self._rows, "invalid_utf8_replaced", 0)
 
-    @names_kafka_position
-    @exclusive
-    @counts_invalid_utf8
+    @decode_entry
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
         if keys is not None and len(keys) != len(values):

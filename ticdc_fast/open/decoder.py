@@ -15,7 +15,7 @@ from .. import claim_check
 from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, counts_invalid_utf8, exclusive, init_invalid_utf8, names_kafka_position, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
+from .._frontend import add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -176,9 +176,7 @@ class OpenDecoder:
     def _core_text_counter(self) -> int:
         return self._core_plan.invalid_utf8_replaced if self._core_plan is not None else 0
 
-    @names_kafka_position
-    @exclusive
-    @counts_invalid_utf8
+    @decode_entry
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch | TableBatches:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``):
         a ``RecordBatch``, or with ``tables={...}`` a ``TableBatches``."""

@@ -24,7 +24,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, counted_stretch, counts_invalid_utf8, drive_fast_path, exclusive, init_invalid_utf8, names_kafka_position, as_binary_chunk, as_pylist, check_extras, is_binary_array,
+from .._frontend import (as_array, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
                          finish_rows, with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -413,9 +413,7 @@ class SimpleDecoder:
     def _core_text_counter(self) -> int:
         return getattr(self._rows, "invalid_utf8_replaced", 0)
 
-    @names_kafka_position
-    @exclusive
-    @counts_invalid_utf8
+    @decode_entry
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
 
