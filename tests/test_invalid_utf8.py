@@ -213,6 +213,21 @@ def test_a_failed_decode_adds_nothing(impl):
     assert dec.invalid_utf8_replaced == len(cols)
 
 
+def test_a_decode_leaves_the_ambient_policy_as_it_found_it(impl):
+    # decode() sets its decoder's policy for the call only, whether the call returns or raises:
+    # text read outside a decode stays strict
+    from ticdc_fast import values as V
+    keys, values, cols, decoder = _open("ticdc")
+    first_bad = next(i for i, s in enumerate(SAMPLES) if not is_utf8(s))
+    dec = decoder(impl)
+    dec.decode(keys[:first_bad + 1], values[:first_bad + 1])
+    with pytest.raises(ticdc_fast.DecodeError):
+        dec.decode(keys[:first_bad + 1] + [b"\x00"], values[:first_bad + 1] + [b""])
+    with pytest.raises(V.ValueProblem):
+        V.value_text(SAMPLES[first_bad])
+    assert dec.invalid_utf8_replaced == len(cols)
+
+
 @pytest.mark.parametrize("make", [
     lambda **kw: ticdc_fast.OpenDecoder(**kw),
     lambda **kw: ticdc_fast.SimpleDecoder("avro", **kw),
