@@ -138,6 +138,9 @@ cdef class AvroPlan:
     cdef int control_events          # typed: also write the rows of control events
     cdef int cur_plan
     cdef int direct[3]           # per image (IMG_*): its typed fields went straight to their columns
+    # typed: the message is another table's, which the output leaves out; its records are read
+    # and checked as any other (the same errors), but their values fill no image
+    cdef int check_only
     # a direct column's conversion error, raised when _emit_typed reaches its target (-1: none):
     # every column converts in target order after the whole record is read, as in the twin
     cdef int conv_target
@@ -786,6 +789,8 @@ cdef class AvroPlan:
         elif vp[0] == AVRO_FRAME_DELETE and (kn < 1 or kp[0] != AVRO_FRAME_RECORD):
             return RUN_STOP
         # every other field of info is read only under its has_ flag
+        self.check_only = self.core.typed and (
+            not self.wplans[vplan].own_table if vplan >= 0 else (kplan >= 0 and not self.wplans[kplan].own_table))
         info.has_commit_ts = 0
         info.has_op = 0
         info.has_checksum = 0
@@ -809,8 +814,11 @@ cdef class AvroPlan:
                 return fail_at(err, 0, "truncated Confluent header")
             c.pos += 5
             self.cur_plan = kplan
-            rc = self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
-                              NULL, err)
+            if self.check_only:
+                rc = self._check_record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, NULL, err)
+            else:
+                rc = self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
+                                  NULL, err)
             if rc < 0:
                 return rc
             if c.pos != c.end:
@@ -845,8 +853,11 @@ cdef class AvroPlan:
         c.pos = vp + 5
         c.end = vp + vn
         self.cur_plan = vplan
-        rc = self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.core.images[IMG_U], &info,
-                          err)
+        if self.check_only:
+            rc = self._check_record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &info, err)
+        else:
+            rc = self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.core.images[IMG_U],
+                              &info, err)
         if rc < 0:
             return rc
         if c.pos != c.end:
@@ -946,6 +957,48 @@ cdef class AvroPlan:
             img.n += 1
         return 0
 
+    cdef int _check_record(self, Cur* c, WPlan* p, int first, int count, RecInfo* info,
+                           Err* err) noexcept nogil:
+        """_record for a message of a table the typed output leaves out (check_only): every
+        field read and checked the same way, with the same errors, but no image filled."""
+        cdef int rc, k, bi
+        cdef int64_t idx
+        cdef AvField* f
+        cdef AvBranch* b
+        cdef Span s
+        for k in range(first, first + count):
+            f = &p.fields[k]
+            bi = 0
+            if f.is_union:
+                if avro_union(c, f.nbranch, &idx, err) < 0:
+                    set_column(err, p.names.data + f.name_off, f.name_len)
+                    return -1
+                bi = <int>idx
+            b = &p.branches[f.branch0 + bi]
+            if f.role == ROLE_BEFORE:
+                if b.kind == AV_RECORD:
+                    rc = self._check_record(c, p, b.sub_first, b.sub_count, NULL, err)
+                    if rc < 0:
+                        return rc
+                elif b.kind != AV_NULL:
+                    return fail(err, c, "unexpected _ticdc_before branch")
+                continue
+            if f.role != ROLE_COLUMN:
+                if self._extension(c, f, b, info, err) < 0:
+                    set_column(err, p.names.data + f.name_off, f.name_len)
+                    return -1
+                continue
+            s.off = c.pos - c.start
+            s.esc = 0
+            s.neg = 0
+            s.in_scratch = 0
+            rc = self._value(c, f, b, &s, err)
+            if rc < 0:
+                if rc == RC_FAILED:
+                    set_column(err, p.names.data + f.name_off, f.name_len)
+                return rc
+        return 0
+
     cdef int _value(self, Cur* c, AvField* f, AvBranch* b, Span* v, Err* err) noexcept nogil:
         """Read one Avro value into a span: strings point into the input; every other kind is
         written as text into the scratch (offset spans, fixed up after the record)."""
@@ -977,6 +1030,9 @@ cdef class AvroPlan:
                 return -1
             if lv < 0 or lv >= b.nsym:
                 return fail_at(err, v.off, "Avro enum index out of range")
+            if self.check_only:
+                v.kind = J_NULL
+                return 0
             # symbols live in the plan; copied so the span is fixed up like the others
             return self._scratch_text(
                 v, <const char*>(self.wplans[self.cur_plan].syms.data + self.wplans[self.cur_plan].sym_off[b.sym_first + lv]),
@@ -1069,6 +1125,9 @@ cdef class AvroPlan:
             v.in_scratch = 0
             v.n = <Py_ssize_t>u
             v.p = NULL
+            return 0
+        if self.check_only:
+            v.kind = J_NULL
             return 0
         if b64_encode(raw.p, raw.n, &self.scratch) < 0:
             return _oom(err)
