@@ -887,12 +887,10 @@ cdef class AvroPlan:
                      Err* err) noexcept nogil:
         cdef int rc
         cdef int k, bi, dup
-        cdef int64_t idx, lv
+        cdef int64_t idx
         cdef AvField* f
         cdef AvBranch* b
         cdef ColEntry* e
-        cdef Span s
-        cdef Py_ssize_t start
         img.present = 1
         img.n = 0
         img.plan = <int>(p - self.wplans)

@@ -618,7 +618,7 @@ cdef class PlanCore:
             np = self._name_ptr(e)
             if var_push(keys, np, e.name_len) < 0:
                 return _oom(err)
-            if e.v.kind == J_STR and e.zone < 0 and TYPE_KIND[e.t] == K_TEXT and not (e.f & FLAG_BINARY):
+            if e.v.kind == J_STR and e.zone < 0 and is_character_text(e.t, e.f):
                 # a text column's string is its own generic text in every protocol (what _render
                 # and the simple protocol's rules come to), without their kind tests
                 rc = self._push_value_text(vals, &e.v, err)
@@ -756,7 +756,7 @@ cdef class PlanCore:
         if kind == K_TEXT or kind == K_BLOB:
             if s.kind != J_STR:
                 return fail_at(err, s.off, "expected a string")
-            if kind == K_TEXT and not (e.f & FLAG_BINARY):
+            if is_character_text(e.t, e.f):
                 return self._push_value_text(out, s, err)
             rc = self._raw_bytes(e, kind, &p, &ln, err)
             if rc < 0:

@@ -2241,7 +2241,7 @@ cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, In
 
 cdef inline bint _plain_text_target(int t, uint32_t flags, int w) noexcept nogil:
     """A character column (not binary, not ENUM/SET) into a string target: its text as it is."""
-    return TYPE_KIND[t] == K_TEXT and w == W_STRING and not (flags & FLAG_BINARY)
+    return is_character_text(t, flags) and w == W_STRING
 
 
 cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo* d, Err* err) noexcept nogil:

@@ -14,6 +14,11 @@ for _code, _kind in _C.TYPE_KIND.items():
     TYPE_KIND[_code] = _kind
 
 
+cdef inline bint is_character_text(int t, uint32_t f) noexcept nogil:
+    """A character column (CHAR/VARCHAR/TEXT, not binary): its value's string is its text as it is."""
+    return TYPE_KIND[t] == K_TEXT and not (f & FLAG_BINARY)
+
+
 cdef inline void int_range(int t, uint32_t f, int64_t* lo, uint64_t* hi) noexcept nogil:
     cdef int k = TYPE_KIND[t]
     cdef int u = (f & FLAG_UNSIGNED) != 0
