@@ -245,7 +245,7 @@ def main(argv=None):
         for mode in ("generic", "typed"):
             r = paired_ratios(rounds, mode)
             cells.append(f"{statistics.median(r):.2f}× ({r[0]:.2f}–{r[-1]:.2f})")
-        print(f"| {name} | {len(paired_ratios(rounds, 'typed'))} | {cells[0]} | {cells[1]} |")
+        print(f"| {name} | {len(r)} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":
