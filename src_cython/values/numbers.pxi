@@ -314,13 +314,15 @@ cdef inline const uint8_t* _digit_run(const uint8_t* p, const uint8_t* e, const 
 
 
 cdef int _decimal_parts(const uint8_t* p, Py_ssize_t n, uint64_t* mant, int* exp10, int* neg) noexcept nogil:
-    """A JSON-number text as mantissa x 10^exp10 with at most 19 significant digits; -1 when it
-    has more (or an exponent beyond four digits): those go to strtod."""
+    """A JSON-number text as mantissa x 10^exp10 with at most 19 significant digits: 1 when the
+    text is a positional fraction (a '.', no exponent), else 0; -1 when it has more digits (or an
+    exponent beyond four digits): those go to strtod."""
     cdef const uint8_t* e = p + n
     cdef const uint8_t* text = p
     cdef const uint8_t* q
     cdef uint64_t m = 0
     cdef int frac = 0, ex = 0, exneg = 0, exd = 0, too_many = 0
+    cdef bint exponent = 0
     neg[0] = 0
     if p < e and p[0] == 45:
         neg[0] = 1
@@ -335,6 +337,7 @@ cdef int _decimal_parts(const uint8_t* p, Py_ssize_t n, uint64_t* mant, int* exp
             return -1
         frac = <int>(p - q)
     if p < e and (p[0] == 101 or p[0] == 69):
+        exponent = 1
         p += 1
         if p < e and (p[0] == 43 or p[0] == 45):
             exneg = p[0] == 45
@@ -349,7 +352,7 @@ cdef int _decimal_parts(const uint8_t* p, Py_ssize_t n, uint64_t* mant, int* exp
         return -1
     mant[0] = m
     exp10[0] = (-ex if exneg else ex) - frac
-    return 0
+    return 1 if frac > 0 and not exponent else 0
 
 
 # ---- decimal to double for up to 19 significant digits (the Eisel-Lemire method: D. Lemire,
@@ -771,19 +774,12 @@ cdef enum:
     NOT_FLOAT32 = -3          # format_shortest: finite as a double, beyond float32's range
 
 
-cdef inline bint _plain_fraction_text(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+cdef inline bint _plain_fraction_text(const uint8_t* p, Py_ssize_t n, int shape) noexcept nogil:
     """Whether a JSON-number text (syntax already checked) is written the way the plain and
-    Go forms write a value with a fraction: a '.', no exponent, no trailing zero, at most 40
-    bytes (the grammar already rules out leading zeros)."""
-    cdef Py_ssize_t i
-    cdef bint dot = 0
-    if n > 40 or n < 3 or p[n - 1] == 48:
-        return 0
-    for i in range(n):
-        if (p[i] | 0x20) == 101:            # 'e' or 'E'
-            return 0
-        dot |= p[i] == 46
-    return dot
+    Go forms write a value with a fraction: a '.', no exponent (`shape`, what _decimal_parts
+    returned for it, is 1), no trailing zero, at most 40 bytes (the grammar already rules out
+    leading zeros)."""
+    return shape == 1 and 3 <= n <= 40 and p[n - 1] != 48
 
 
 cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
@@ -799,8 +795,8 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     # One reading of the text gives both the value and its digits: a text of at most 15
     # significant digits (6 for a float32) is the shortest form of its value, any other goes to
     # the shortest-digit search.
-    cdef bint parts = _decimal_parts(text, n, &m, &k, &negative) == 0 \
-        and _double_of_parts(m, k, negative, &x) == 0
+    cdef int shape = _decimal_parts(text, n, &m, &k, &negative)
+    cdef bint parts = shape >= 0 and _double_of_parts(m, k, negative, &x) == 0
     if not parts:
         rc = parse_double(text, n, &x, scratch)
         if rc < 0:
@@ -817,7 +813,7 @@ cdef int format_shortest(const uint8_t* text, Py_ssize_t n, int bits,
     e10 = k + nd
     if nd > (15 if bits == 64 else 6) or not (
             (-306 <= e10 - 1 <= 307) if bits == 64 else (-37 <= e10 - 1 <= 37)):
-        if not _plain_fraction_text(text, n) or not (plain or -6 <= e10 - 1 < 21):
+        if not _plain_fraction_text(text, n, shape) or not (plain or -6 <= e10 - 1 < 21):
             return float_text(x, bits, plain, out)
         # A full-precision value as writers print it (Go, repr): when the digit search finds the
         # text's own digits, the text is already the answer, so its digits are not rebuilt
