@@ -244,7 +244,8 @@ def main(argv=None):
         cells = []
         for mode in ("generic", "typed"):
             r = paired_ratios(rounds, mode)
-            cells.append(f"{statistics.median(r):.2f}× ({r[0]:.2f}–{r[-1]:.2f})")
+            # --user-repeat 0 runs no baseline: nothing to pair
+            cells.append(f"{statistics.median(r):.2f}× ({r[0]:.2f}–{r[-1]:.2f})" if r else "–")
         print(f"| {name} | {len(r)} | {cells[0]} | {cells[1]} |")
 
 
