@@ -1,12 +1,14 @@
-"""How far the Avro protocol's typed decode is from the least work any decoder must do (issue 13).
+"""How far the Avro protocols' typed decode is from the least work any decoder must do (issue 13).
 
-    PYTHONPATH=. python benchmarks/floor.py [--rows 10000] [--rounds 7]
+    PYTHONPATH=. python benchmarks/floor.py [--protocol avro|simple-avro] [--rows 10000] [--rounds 7]
 
-The *floor* is a C loop written for exactly one writer schema, the ``orders10`` table of
-``benchmarks/goals.py`` (the "10-column stream" of the 5 M rows/s goal): straight-line code per
-field, no plan to interpret, every read bounds-checked, every value written to a preallocated
-column (validity bytes, offsets, int64/float/double/decimal128 values, DATETIME/TIMESTAMP text
-parsed to microseconds).  It leaves out what a real decoder also does: UTF-8 checks of text, error
+The *floor* is a C loop written for exactly one table, the ``orders10`` table of
+``benchmarks/goals.py`` (the "10-column stream" of the 5 M rows/s goal), in one protocol:
+straight-line code per field (the Avro protocol: its one writer schema; simple Avro: the
+protocol's schema, with each map key found in a hash table of the table's ten column names, as
+TiCDC writes the map in Go map order), no plan to interpret, every read bounds-checked, every
+value written to a preallocated column (validity bytes, offsets, int64/float/double/decimal
+values, DATETIME/TIMESTAMP text parsed to microseconds).  It leaves out what a real decoder also does: UTF-8 checks of text, error
 context (message, byte offset, column), growing builders, other schemas, the Arrow hand-over and the
 Python call.  So no decoder of these bytes can be faster than the floor on this machine; how much
 slower the core is says how much its generality costs.
@@ -170,8 +172,255 @@ int main(int argc, char **argv) {
 """
 
 
+
+SIMPLE_FLOOR_C = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __BMI2__
+#include <immintrin.h>
+#endif
+
+typedef struct { const uint8_t *p, *end; } Cur;
+static int bad = 0;
+
+static inline uint64_t varint(Cur *c) {
+    if (c->p < c->end && *c->p < 0x80) return *c->p++;     /* one byte: indexes, lengths, counts */
+#ifdef __BMI2__
+    if (c->end - c->p >= 8) {                               /* 2-8 bytes from one word */
+        uint64_t x; memcpy(&x, c->p, 8);
+        uint64_t stop = ~x & 0x8080808080808080ULL;
+        if (stop) {
+            int nb = (__builtin_ctzll(stop) >> 3) + 1;
+            c->p += nb;
+            return _pext_u64(x, 0x7f7f7f7f7f7f7f7fULL >> (64 - 8 * nb));
+        }
+    }
+#endif
+    uint64_t v = 0; int s = 0;
+    while (c->p < c->end) {
+        uint8_t b = *c->p++;
+        v |= (uint64_t)(b & 0x7f) << s;
+        if (!(b & 0x80)) return v;
+        s += 7;
+        if (s > 63) break;
+    }
+    bad = 1; return 0;
+}
+static inline int64_t zz(Cur *c) { uint64_t u = varint(c); return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+static inline int64_t len(Cur *c) {
+    int64_t n = zz(c);
+    if (n < 0 || c->end - c->p < n) { bad = 1; return 0; }
+    return n;
+}
+static inline void skip(Cur *c, int64_t n) { if (c->end - c->p < n) bad = 1; else c->p += n; }
+
+typedef struct { int64_t *off; uint8_t *data; int64_t len; } Var;
+static inline void var_push(Var *v, int64_t row, const uint8_t *p, int64_t n) {
+    memcpy(v->data + v->len, p, n); v->len += n; v->off[row + 1] = v->len;
+}
+static inline void var_null(Var *v, int64_t row) { v->off[row + 1] = v->len; }
+
+static inline int d2(const uint8_t *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
+static int64_t days_from_civil(int y, int m, int d) {
+    y -= m <= 2; int era = (y >= 0 ? y : y - 399) / 400; int yoe = y - era * 400;
+    int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return (int64_t)era * 146097 + doe - 719468;
+}
+static inline int64_t datetime_us(const uint8_t *p, int64_t n) {
+    if (n < 19) { bad = 1; return 0; }
+    int64_t s = days_from_civil(d2(p) * 100 + d2(p + 2), d2(p + 5), d2(p + 8)) * 86400
+                + d2(p + 11) * 3600 + d2(p + 14) * 60 + d2(p + 17);
+    int64_t us = 0; int k = 0;
+    for (int64_t i = 20; i < n; i++, k++) us = us * 10 + (p[i] - '0');
+    for (; k < 6; k++) us *= 10;
+    return s * 1000000 + us;
+}
+/* a decimal text at scale 2 -> its unscaled value (fits 64 bits for DECIMAL(12,2)) */
+static inline int64_t decimal_2(const uint8_t *p, int64_t n) {
+    int neg = n && p[0] == '-'; int64_t v = 0, i = neg, frac = -1;
+    for (; i < n; i++) {
+        if (p[i] == '.') { frac = 0; continue; }
+        v = v * 10 + (p[i] - '0');
+        if (frac >= 0) frac++;
+    }
+    if (frac < 0) frac = 0;
+    if (frac > 2) bad = 1;
+    for (; frac < 2; frac++) v *= 10;
+    return neg ? -v : v;
+}
+
+enum { C_ID, C_U32, C_DEC, C_F64, C_F32, C_I16, C_S6, C_S7, C_DT, C_TS, NCOL };
+static const char *NAMES[NCOL] = {"id", "c01_int_u", "c02_decimal", "c03_double_full", "c04_float_full",
+                                  "c05_smallint", "c06_varchar_intl", "c07_text", "c08_datetime", "c09_timestamp3"};
+static int slot_col[64];
+static int64_t name_len[NCOL];
+static uint64_t name_w[NCOL][2];       /* each name's first 16 bytes, zero-padded */
+static inline uint64_t load64(const uint8_t *p) { uint64_t x; memcpy(&x, p, 8); return x; }
+static inline uint64_t mask(int64_t n) { return n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1; }
+static uint64_t hash_mul = 0;
+static inline unsigned slot_of(const uint8_t *k, int64_t n) {
+    return (unsigned)(((load64(k) & mask(n)) ^ (uint64_t)n) * hash_mul >> 58);
+}
+/* the column of a map key: a perfect hash of the ten names (one multiply, one slot), then two
+   masked words compared (the input has 16 bytes of slack) */
+static inline int col_of(const uint8_t *k, int64_t n) {
+    if (n == 0 || n > 16) return -1;
+    int j = slot_col[slot_of(k, n)];
+    if (j < 0 || name_len[j] != n || (load64(k) & mask(n)) != name_w[j][0]
+            || (n > 8 && (load64(k + 8) & mask(n - 8)) != name_w[j][1])) return -1;
+    return j;
+}
+
+/* a map value of the simple protocol's union: null, long, float, double, string, bytes,
+   Timestamp{location, value}, UnsignedBigint{value} -- skipped */
+static inline void skip_value(Cur *c, int64_t b) {
+    switch (b) {
+    case 0: break;
+    case 1: case 7: zz(c); break;
+    case 2: skip(c, 4); break;
+    case 3: skip(c, 8); break;
+    case 4: case 5: { int64_t n = len(c); c->p += n; break; }
+    case 6: { int64_t n = len(c); c->p += n; n = len(c); c->p += n; break; }
+    default: bad = 1;
+    }
+}
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) return 2;
+    fseek(f, 0, SEEK_END); long sz = ftell(f); fseek(f, 0, SEEK_SET);
+    uint8_t *buf = calloc(sz + 16, 1);
+    if (fread(buf, 1, sz, f) != (size_t)sz) return 2;
+    fclose(f);
+    double seconds = atof(argv[2]);
+    uint8_t padded[NCOL][24];
+    for (int j = 0; j < NCOL; j++) {
+        memset(padded[j], 0, 24);
+        name_len[j] = strlen(NAMES[j]);
+        memcpy(padded[j], NAMES[j], name_len[j]);
+        name_w[j][0] = load64(padded[j]);
+        name_w[j][1] = load64(padded[j] + 8);
+    }
+    for (uint64_t m = 0x9E3779B97F4A7C15ULL;; m += 0x2545F4914F6CDD1DULL) {   /* find a perfect hash */
+        int ok = 1;
+        hash_mul = m;
+        for (int s = 0; s < 64; s++) slot_col[s] = -1;
+        for (int j = 0; j < NCOL && ok; j++) {
+            unsigned s = slot_of(padded[j], name_len[j]);
+            if (slot_col[s] >= 0) ok = 0; else slot_col[s] = j;
+        }
+        if (ok) break;
+    }
+    int64_t msgs = 0;
+    for (long at = 0; at < sz; msgs++) { int32_t vn; memcpy(&vn, buf + at, 4); at += 4 + vn; }
+    int64_t *ts = malloc(8 * msgs), *id = malloc(8 * msgs), *dt = malloc(8 * msgs), *tz = malloc(8 * msgs);
+    int64_t *dec = malloc(16 * msgs);
+    uint32_t *u32 = malloc(4 * msgs); int16_t *i16 = malloc(2 * msgs);
+    double *f64 = malloc(8 * msgs); float *f32 = malloc(4 * msgs);
+    uint8_t *valid = malloc(NCOL * msgs);
+    Var op = {malloc(8 * (msgs + 1)), malloc(8 * msgs), 0}, s6 = {malloc(8 * (msgs + 1)), malloc(sz), 0},
+        s7 = {malloc(8 * (msgs + 1)), malloc(sz), 0};
+    double best = 1e9, spent = 0;
+    int64_t rows = 0;
+    while (spent < seconds) {
+        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        op.len = s6.len = s7.len = 0; op.off[0] = s6.off[0] = s7.off[0] = 0;
+        long at = 0;
+        rows = 0;
+        for (int64_t m = 0; m < msgs; m++) {
+            int32_t vn; memcpy(&vn, buf + at, 4); at += 4;
+            Cur c = {buf + at, buf + at + vn}; at += vn;
+            if (zz(&c) != 11) bad = 1;                  /* the schema's union: Message */
+            int64_t mtype = zz(&c), branch = zz(&c);
+            if (mtype != 3 || branch != 3) {            /* a watermark: its three fields */
+                if (mtype == 0 && branch == 0) { zz(&c); zz(&c); zz(&c); } else bad = 1;
+                continue;
+            }
+            zz(&c);                                     /* version */
+            int64_t n = len(&c); c.p += n;              /* database */
+            n = len(&c); c.p += n;                      /* table */
+            zz(&c);                                     /* tableID */
+            int64_t dml = zz(&c);
+            int64_t commit_ts = zz(&c);
+            zz(&c); zz(&c);                             /* buildTs, schemaVersion */
+            if (zz(&c)) { n = len(&c); c.p += n; }      /* claimCheckLocation */
+            if (zz(&c)) { skip(&c, 1); }                /* handleKeyOnly */
+            if (zz(&c)) { zz(&c); skip(&c, 1); zz(&c); zz(&c); }  /* checksum */
+            int64_t r = rows;
+            uint8_t *vb = valid + NCOL * r;
+            memset(vb, 0, NCOL);
+            for (int image = 0; image < 2; image++) {   /* data, then old */
+                if (!zz(&c)) continue;
+                int keep = (image == 0) == (dml != 2);  /* the row: data, or old for a DELETE */
+                for (;;) {
+                    int64_t count = zz(&c);
+                    if (count == 0) break;
+                    if (count < 0) { count = -count; zz(&c); }
+                    for (int64_t e = 0; e < count; e++) {
+                        int64_t kn = len(&c);
+                        const uint8_t *k = c.p; c.p += kn;
+                        int64_t b = zz(&c);
+                        int j = keep ? col_of(k, kn) : -1;
+                        if (j < 0 || b == 0) { if (keep && j < 0) bad = 1; skip_value(&c, b); continue; }
+                        vb[j] = 1;
+                        switch (j) {
+                        case C_ID: if (b != 1) bad = 1; id[r] = zz(&c); break;
+                        case C_U32: { if (b != 1) bad = 1; int64_t x = zz(&c); if (x < 0 || x > 0xffffffffLL) bad = 1; u32[r] = (uint32_t)x; break; }
+                        case C_I16: { if (b != 1) bad = 1; int64_t x = zz(&c); if (x < -32768 || x > 32767) bad = 1; i16[r] = (int16_t)x; break; }
+                        case C_F64: if (b != 3 || c.end - c.p < 8) { bad = 1; break; } memcpy(f64 + r, c.p, 8); c.p += 8; break;
+                        case C_F32: if (b != 2 || c.end - c.p < 4) { bad = 1; break; } memcpy(f32 + r, c.p, 4); c.p += 4; break;
+                        case C_DEC: { if (b != 4) bad = 1; int64_t n2 = len(&c); dec[2 * r] = decimal_2(c.p, n2); dec[2 * r + 1] = dec[2 * r] < 0 ? -1 : 0; c.p += n2; break; }
+                        case C_S6: { if (b != 4) bad = 1; int64_t n2 = len(&c); var_push(&s6, r, c.p, n2); c.p += n2; break; }
+                        case C_S7: { if (b != 4) bad = 1; int64_t n2 = len(&c); var_push(&s7, r, c.p, n2); c.p += n2; break; }
+                        case C_DT: { if (b != 4) bad = 1; int64_t n2 = len(&c); dt[r] = datetime_us(c.p, n2); c.p += n2; break; }
+                        case C_TS: {
+                            if (b != 6) bad = 1;
+                            int64_t n2 = len(&c);
+                            if (n2 != 3 || memcmp(c.p, "UTC", 3) != 0) bad = 1;   /* the zone: UTC only here */
+                            c.p += n2; n2 = len(&c); tz[r] = datetime_us(c.p, n2); c.p += n2; break;
+                        }
+                        }
+                    }
+                }
+            }
+            if (!vb[C_S6]) var_null(&s6, r);
+            if (!vb[C_S7]) var_null(&s7, r);
+            var_push(&op, r, (const uint8_t *)(dml == 0 ? "INSERT" : dml == 1 ? "UPDATE" : "DELETE"), 6);
+            ts[r] = commit_ts;
+            if (c.p != c.end) bad = 1;
+            rows++;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double t = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (t < best) best = t;
+        spent += t;
+    }
+    int64_t sum_id = 0, sum_ts = 0, sum_dt = 0, sum_tz = 0; double sum_f64 = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        if (valid[NCOL * i + C_ID]) sum_id += id[i];
+        if (valid[NCOL * i + C_DT]) sum_dt += dt[i];
+        if (valid[NCOL * i + C_TS]) sum_tz += tz[i];
+        if (valid[NCOL * i + C_F64]) sum_f64 += f64[i];
+        if (memcmp(op.data + op.off[i], "DELETE", 6) != 0) sum_ts += ts[i];
+    }
+    printf("%.9f %d %lld %lld %lld %lld %.17g %lld\n", best, bad, (long long)rows, (long long)sum_id,
+           (long long)sum_ts, (long long)(sum_dt + sum_tz), sum_f64, (long long)(s6.len + s7.len));
+    return 0;
+}
+"""
+
 def write_corpus(case, path):
+    """The messages as the floor reads them: per message the key's and the value's length
+    (-1: none) and bytes; simple Avro has no keys, only the value's length and bytes."""
     with open(path, "wb") as fh:
+        if case.keys_list is None:
+            for v in case.values_list:
+                fh.write(struct.pack("<i", len(v)))
+                fh.write(v)
+            return
         for k, v in zip(case.keys_list, case.values_list):
             fh.write(struct.pack("<ii", len(k), -1 if v is None else len(v)))
             fh.write(k)
@@ -183,7 +432,8 @@ def core_sums(batch):
     import pyarrow.compute as pc
     ops = batch.column("_op").to_pylist()
     ts = batch.column("_commit_ts").to_pylist()
-    sum_ts = sum(t for o, t in zip(ops, ts) if o != "DELETE" and t is not None)
+    sum_ts = sum(t for o, t in zip(ops, ts) if o in ("INSERT", "UPDATE") and t is not None)
+    rows = sum(o in ("INSERT", "UPDATE", "DELETE") for o in ops)     # not the control rows
     micros = 0
     for name in ("c08_datetime", "c09_timestamp3"):
         micros += sum(v for v in batch.column(name).cast("int64").to_pylist() if v is not None)
@@ -192,7 +442,7 @@ def core_sums(batch):
     for v in batch.column("c03_double_full").to_pylist():    # in row order, as the floor adds
         if v is not None:
             f64 += v
-    return (batch.num_rows, _wrap(pc.sum(batch.column("id")).as_py()), _wrap(sum_ts), _wrap(micros), f64, text)
+    return (rows, _wrap(pc.sum(batch.column("id")).as_py()), _wrap(sum_ts), _wrap(micros), f64, text)
 
 
 def _wrap(x):
@@ -203,18 +453,19 @@ def _wrap(x):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--protocol", choices=("avro", "simple-avro"), default="avro")
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.3, help="each contender's share of a round")
     args = ap.parse_args(argv)
     pin_one_core()
     import goals
-    case = goals.Case("avro", "orders10", args.rows)
+    case = goals.Case(args.protocol, "orders10", args.rows)
     with tempfile.TemporaryDirectory() as tmp:
         corpus, exe = os.path.join(tmp, "orders10.bin"), os.path.join(tmp, "floor")
         src = os.path.join(tmp, "floor.c")
         with open(src, "w") as fh:
-            fh.write(FLOOR_C)
+            fh.write(FLOOR_C if args.protocol == "avro" else SIMPLE_FLOOR_C)
         subprocess.run(["gcc", "-O3", "-march=native", "-o", exe, src], check=True)
         write_corpus(case, corpus)
 
@@ -240,7 +491,7 @@ def main(argv=None):
         mine = core_sums(batch)
         if mine != floor_sums:
             raise SystemExit(f"the floor and the core disagree: {floor_sums} vs {mine}")
-        print(f"# orders10, Avro protocol, typed: {case.rows:,} row changes, {case.nbytes / 1e6:.2f} MB; "
+        print(f"# orders10, {args.protocol}, typed: {case.rows:,} row changes, {case.nbytes / 1e6:.2f} MB; "
               f"the floor decodes the same values (checksums {floor_sums})")
         print("| round | floor ms | floor M rows/s | core ms | core M rows/s | core ÷ floor (time) |")
         print("|---|---|---|---|---|---|")
