@@ -412,6 +412,193 @@ int main(int argc, char **argv) {
 }
 """
 
+
+JSON_FLOOR_C = r"""
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int bad = 0;
+typedef struct { int64_t *off; uint8_t *data; int64_t len, n; } Var;
+static inline void var_push(Var *v, const uint8_t *p, int64_t n) {
+    memcpy(v->data + v->len, p, n); v->len += n; v->off[++v->n] = v->len;
+}
+static inline void var_null(Var *v) { v->off[v->n + 1] = v->len; v->n++; }
+
+/* p just after an opening quote: the closing quote (32 bytes a step; a backslash skips a byte) */
+static inline const uint8_t *str_end(const uint8_t *p) {
+    const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\');
+    for (;;) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)p);
+        uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(x, q), _mm256_cmpeq_epi8(x, bs)));
+        if (!m) { p += 32; continue; }
+        p += __builtin_ctz(m);
+        if (*p == '"') return p;
+        p += 2;
+    }
+}
+static inline uint64_t number(const uint8_t **pp) {
+    const uint8_t *p = *pp; uint64_t v = 0;
+    while (*p >= '0' && *p <= '9') v = v * 10 + (*p++ - '0');
+    *pp = p; return v;
+}
+/* any JSON value the floor does not keep */
+static const uint8_t *skip_value(const uint8_t *p) {
+    if (*p == '"') return str_end(p + 1) + 1;
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        for (;;) {
+            uint8_t ch = *p++;
+            if (ch == '"') p = str_end(p) + 1;
+            else if (ch == '{' || ch == '[') depth++;
+            else if ((ch == '}' || ch == ']') && --depth == 0) return p;
+        }
+    }
+    while (*p != ',' && *p != '}' && *p != ']') p++;
+    return p;
+}
+static inline int key_is(const uint8_t *k, int64_t n, const char *s, int64_t sn) { return n == sn && memcmp(k, s, sn) == 0; }
+
+/* a data/old object as a map row: keys and values copied, a {"location","value"} object's
+   value followed by 'Z' (its zone is not looked at) */
+static const uint8_t *map_row(const uint8_t *p, Var *keys, Var *vals, int64_t *entries) {
+    if (*p++ != '{') { bad = 1; return p; }
+    if (*p == '}') return p + 1;
+    for (;;) {
+        if (*p++ != '"') { bad = 1; return p; }
+        const uint8_t *e = str_end(p);
+        var_push(keys, p, e - p);
+        p = e + 1;
+        if (*p++ != ':') { bad = 1; return p; }
+        if (*p == '"') {
+            e = str_end(p + 1);
+            var_push(vals, p + 1, e - p - 1);
+            p = e + 1;
+        } else if (*p == 'n') {
+            var_null(vals);
+            p += 4;
+        } else if (*p == '{') {
+            const uint8_t *v = NULL, *ve = NULL;
+            p++;
+            for (;;) {
+                if (*p++ != '"') { bad = 1; return p; }
+                e = str_end(p);
+                int is_value = key_is(p, e - p, "value", 5);
+                p = e + 1;
+                if (*p++ != ':' || *p++ != '"') { bad = 1; return p; }
+                e = str_end(p);
+                if (is_value) { v = p; ve = e; }
+                p = e + 1;
+                if (*p == ',') { p++; continue; }
+                if (*p++ != '}') bad = 1;
+                break;
+            }
+            if (!v) { bad = 1; return p; }
+            memcpy(vals->data + vals->len, v, ve - v); vals->len += ve - v;
+            vals->data[vals->len++] = 'Z';
+            vals->off[++vals->n] = vals->len;
+        } else {
+            e = skip_value(p);                  /* a bare number: copied as it is */
+            var_push(vals, p, e - p);
+            p = e;
+        }
+        (*entries)++;
+        if (*p == ',') { p++; continue; }
+        if (*p++ != '}') bad = 1;
+        return p;
+    }
+}
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) return 2;
+    fseek(f, 0, SEEK_END); long sz = ftell(f); fseek(f, 0, SEEK_SET);
+    uint8_t *buf = calloc(sz + 64, 1);
+    if (fread(buf, 1, sz, f) != (size_t)sz) return 2;
+    fclose(f);
+    double seconds = atof(argv[2]);
+    int64_t msgs = 0;
+    for (long at = 0; at < sz; msgs++) { int32_t vn; memcpy(&vn, buf + at, 4); at += 4 + vn; }
+    int64_t *ts = malloc(8 * msgs), *tid = malloc(8 * msgs), *bts = malloc(8 * msgs), *sv = malloc(8 * msgs);
+    int64_t cap = 8 * (sz / 4 + msgs + 1);
+    Var op = {malloc(8 * (msgs + 1)), malloc(8 * msgs), 0, 0}, db = {malloc(8 * (msgs + 1)), malloc(sz), 0, 0},
+        tb = {malloc(8 * (msgs + 1)), malloc(sz), 0, 0};
+    Var keys[2], vals[2];
+    int64_t *moff[2];
+    for (int k = 0; k < 2; k++) {
+        keys[k] = (Var){malloc(cap), malloc(sz), 0, 0};
+        vals[k] = (Var){malloc(cap), malloc(sz + sz / 8), 0, 0};
+        moff[k] = malloc(8 * (msgs + 1));
+    }
+    double best = 1e9, spent = 0;
+    int64_t entries[2] = {0, 0}, nrows = 0, nulls = 0;
+    while (spent < seconds) {
+        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        op.len = op.n = db.len = db.n = tb.len = tb.n = 0; op.off[0] = db.off[0] = tb.off[0] = 0;
+        for (int k = 0; k < 2; k++) {
+            keys[k].len = keys[k].n = vals[k].len = vals[k].n = 0; keys[k].off[0] = vals[k].off[0] = 0;
+            entries[k] = 0; moff[k][0] = 0;
+        }
+        nrows = 0;
+        long at = 0;
+        for (int64_t m = 0; m < msgs; m++) {
+            int32_t vn; memcpy(&vn, buf + at, 4); at += 4;
+            const uint8_t *p = buf + at; at += vn;
+            int kind = -1;                      /* 0 INSERT, 1 UPDATE, 2 DELETE */
+            if (*p++ != '{') { bad = 1; continue; }
+            int64_t r = nrows;
+            int seen[2] = {0, 0};
+            for (;;) {
+                if (*p++ != '"') { bad = 1; break; }
+                const uint8_t *k = p, *e = str_end(p);
+                int64_t kn = e - k;
+                p = e + 1;
+                if (*p++ != ':') { bad = 1; break; }
+                if (kn == 4 && memcmp(k, "data", 4) == 0 && *p == '{') {
+                    if (kind != 2) { p = map_row(p, &keys[0], &vals[0], &entries[0]); seen[0] = 1; }
+                    else p = skip_value(p);
+                } else if (kn == 3 && memcmp(k, "old", 3) == 0 && *p == '{') {
+                    if (kind != 0) { p = map_row(p, &keys[1], &vals[1], &entries[1]); seen[1] = 1; }
+                    else p = skip_value(p);
+                } else if (key_is(k, kn, "type", 4)) {
+                    e = str_end(p + 1);
+                    kind = p[1] == 'I' ? 0 : p[1] == 'U' ? 1 : p[1] == 'D' ? 2 : -1;
+                    var_push(&op, p + 1, e - p - 1);
+                    p = e + 1;
+                } else if (key_is(k, kn, "database", 8)) {
+                    e = str_end(p + 1); var_push(&db, p + 1, e - p - 1); p = e + 1;
+                } else if (key_is(k, kn, "table", 5)) {
+                    e = str_end(p + 1); var_push(&tb, p + 1, e - p - 1); p = e + 1;
+                } else if (key_is(k, kn, "commitTs", 8)) ts[r] = (int64_t)number(&p);
+                else if (key_is(k, kn, "tableID", 7)) tid[r] = (int64_t)number(&p);
+                else if (key_is(k, kn, "buildTs", 7)) bts[r] = (int64_t)number(&p);
+                else if (key_is(k, kn, "schemaVersion", 13)) sv[r] = (int64_t)number(&p);
+                else p = skip_value(p);
+                if (*p == ',') { p++; continue; }
+                if (*p++ != '}') bad = 1;
+                break;
+            }
+            if (kind < 0) { if (op.n > r) op.n = r; continue; }   /* not a DML: no row */
+            moff[0][r + 1] = keys[0].n; moff[1][r + 1] = keys[1].n;
+            nrows++;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double t = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (t < best) best = t;
+        spent += t;
+    }
+    nulls = 0;
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = 0; i < vals[k].n; i++) nulls += vals[k].off[i + 1] == vals[k].off[i];
+    printf("%.9f %d %lld %lld %lld %lld %lld\n", best, bad, (long long)nrows, (long long)(entries[0] + entries[1]),
+           (long long)(keys[0].len + keys[1].len), (long long)(vals[0].len + vals[1].len), (long long)nulls);
+    return 0;
+}
+"""
+
 def write_corpus(case, path):
     """The messages as the floor reads them: per message the key's and the value's length
     (-1: none) and bytes; simple Avro has no keys, only the value's length and bytes."""
@@ -451,59 +638,109 @@ def _wrap(x):
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
+def json_core_sums(batch):
+    """Map entries and key bytes of the core's generic batch (after and before), as the floor
+    counts them, and its value bytes (rendered: shortest floats, a 'Z' after TIMESTAMPs)."""
+    import pyarrow.compute as pc
+    entries = keys = values = 0
+    for name in ("after", "before"):
+        col = batch.column(name)
+        entries += len(col.keys)
+        keys += pc.sum(pc.binary_length(col.keys)).as_py() or 0
+        values += pc.sum(pc.binary_length(col.items)).as_py() or 0
+    ops = batch.column("_op").to_pylist()
+    return sum(o in ("INSERT", "UPDATE", "DELETE") for o in ops), entries, keys, values
+
+
+def _best(fn, seconds):
+    fn()
+    best, t_end = float("inf"), time.perf_counter() + seconds
+    out = None
+    while time.perf_counter() < t_end:
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--protocol", choices=("avro", "simple-avro"), default="avro")
+    ap.add_argument("--protocol", choices=("avro", "simple-avro", "simple-json"), default="avro")
+    ap.add_argument("--corpus", default="orders10", help="simple-json: any corpus of goals.py (Avro: orders10)")
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.3, help="each contender's share of a round")
     args = ap.parse_args(argv)
     pin_one_core()
     import goals
-    case = goals.Case(args.protocol, "orders10", args.rows)
+    if args.protocol != "simple-json" and args.corpus != "orders10":
+        raise SystemExit("the Avro floors are written for orders10 only")
+    case = goals.Case(args.protocol, args.corpus, args.rows)
+    source = {"avro": FLOOR_C, "simple-avro": SIMPLE_FLOOR_C, "simple-json": JSON_FLOOR_C}[args.protocol]
     with tempfile.TemporaryDirectory() as tmp:
-        corpus, exe = os.path.join(tmp, "orders10.bin"), os.path.join(tmp, "floor")
+        corpus, exe = os.path.join(tmp, "corpus.bin"), os.path.join(tmp, "floor")
         src = os.path.join(tmp, "floor.c")
         with open(src, "w") as fh:
-            fh.write(FLOOR_C if args.protocol == "avro" else SIMPLE_FLOOR_C)
+            fh.write(source)
         subprocess.run(["gcc", "-O3", "-march=native", "-o", exe, src], check=True)
         write_corpus(case, corpus)
 
         def floor():
             out = subprocess.run([exe, corpus, str(args.seconds)], capture_output=True, text=True, check=True)
-            best, bad, rows, sum_id, sum_ts, micros, f64, text = out.stdout.split()
+            best, bad, *sums = out.stdout.split()
             if int(bad):
                 raise SystemExit("the floor found bytes it does not expect")
-            return float(best), (int(rows), int(sum_id), int(sum_ts), int(micros), float(f64), int(text))
+            return float(best), tuple(float(x) if "." in x else int(x) for x in sums)
 
-        def core():
-            case.decode_typed()
-            best, t_end = float("inf"), time.perf_counter() + args.seconds
-            while time.perf_counter() < t_end:
-                gc.collect()
-                t0 = time.perf_counter()
-                batch = case.decode_typed()
-                best = min(best, time.perf_counter() - t0)
-            return best, batch
-
+        if args.protocol == "simple-json":
+            run_json(args, case, floor)
+            return
         _, floor_sums = floor()
-        _, batch = core()
+        _, batch = _best(case.decode_typed, args.seconds)
         mine = core_sums(batch)
         if mine != floor_sums:
             raise SystemExit(f"the floor and the core disagree: {floor_sums} vs {mine}")
-        print(f"# orders10, {args.protocol}, typed: {case.rows:,} row changes, {case.nbytes / 1e6:.2f} MB; "
+        print(f"# {args.corpus}, {args.protocol}, typed: {case.rows:,} row changes, {case.nbytes / 1e6:.2f} MB; "
               f"the floor decodes the same values (checksums {floor_sums})")
         print("| round | floor ms | floor M rows/s | core ms | core M rows/s | core ÷ floor (time) |")
         print("|---|---|---|---|---|---|")
         ratios = []
         for r in range(args.rounds):
             f_t, _ = floor()
-            c_t, _ = core()
+            c_t, _ = _best(case.decode_typed, args.seconds)
             ratios.append(c_t / f_t)
             print(f"| {r + 1} | {f_t * 1e3:.3f} | {case.rows / f_t / 1e6:.2f} | {c_t * 1e3:.3f} | "
                   f"{case.rows / c_t / 1e6:.2f} | {c_t / f_t:.2f}× |", flush=True)
         print(f"\ncore ÷ floor, median of {len(ratios)} rounds: {statistics.median(ratios):.2f}× "
               f"(lowest {min(ratios):.2f}×, highest {max(ratios):.2f}×); load average {os.getloadavg()[0]:.2f}")
+
+
+def run_json(args, case, floor):
+    """Simple JSON, generic output: the floor, simdjson's parse-only rate (the goal's baseline)
+    and the core, each round all three."""
+    _, (rows, entries, keys, values, nulls) = floor()
+    _, batch = _best(case.decode_generic, args.seconds)
+    mine = json_core_sums(batch)
+    if mine[:3] != (rows, entries, keys):
+        raise SystemExit(f"the floor and the core disagree: {(rows, entries, keys)} vs {mine[:3]}")
+    print(f"# {args.corpus}, simple-json, generic: {case.rows:,} row changes, {case.nbytes / 1e6:.2f} MB; the "
+          f"floor writes the same map entries ({entries:,}, {keys:,} key bytes; value bytes: floor {values:,} "
+          f"copied as they are, core {mine[3]:,} rendered)")
+    print("| round | floor MB/s | simdjson parse-only MB/s | core MB/s | floor ÷ simdjson | core ÷ simdjson | core ÷ floor (time) |")
+    print("|---|---|---|---|---|---|---|")
+    mb = case.nbytes / 1e6
+    res = []
+    for r in range(args.rounds):
+        f_t, _ = floor()
+        s_t, _ = _best(case.baseline, args.seconds)
+        c_t, _ = _best(case.decode_generic, args.seconds)
+        res.append((s_t / f_t, s_t / c_t, c_t / f_t))
+        print(f"| {r + 1} | {mb / f_t:.0f} | {mb / s_t:.0f} | {mb / c_t:.0f} | {s_t / f_t:.2f}× | {s_t / c_t:.2f}× | "
+              f"{c_t / f_t:.2f}× |", flush=True)
+    med = [statistics.median(x[k] for x in res) for k in range(3)]
+    print(f"\nmedians of {len(res)} rounds: floor ÷ simdjson {med[0]:.2f}×, core ÷ simdjson {med[1]:.2f}×, "
+          f"core ÷ floor {med[2]:.2f}×; load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
