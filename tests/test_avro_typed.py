@@ -510,9 +510,8 @@ def test_direct_column_out_of_target_range_names_message_and_column(impl):
         assert "out of range" in str(ei.value)
 
 
-# The typed core writes FLOAT and DECIMAL fields straight into their target columns while it
-# reads the record (DATETIME/TIMESTAMP strings through the converter, at once); values and errors
-# must be the twin's, error by error.
+# The typed core writes FLOAT, DECIMAL and DATETIME/TIMESTAMP fields straight into their target
+# columns while it reads the record; values and errors must be the twin's, error by error.
 READ_WRITE_COLS = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("f", C.T_FLOAT, N), AvroColumn("dtm", C.T_DATETIME, N),
          AvroColumn("ts", C.T_TIMESTAMP, N), AvroColumn("dec", C.T_NEWDECIMAL, N | B, length=10, scale=2)]
 READ_WRITE_TARGET = pa.schema([("ts", pa.timestamp("us", tz="UTC")), ("f", pa.float32()), ("dtm", pa.timestamp("us")),
@@ -584,3 +583,43 @@ def test_direct_float_nan_is_the_twins_error(impl):
     got = _error_of(impl, enc, keys, values)
     assert got == _error_of("python", enc, keys, values)
     assert got[0] == 1 and got[2] == "f" and "NaN" in got[3]
+
+
+# Integer fields of the target table are written with one range test when the value fits both
+# the column's type and the target (the bounds are compiled with the plan); every other value
+# takes the checked path.  At and around every bound, values and errors are the twin's.
+_INT_COLUMNS = [(C.T_TINY, 0, -128, 127), (C.T_TINY, U, 0, 255), (C.T_SHORT, 0, -32768, 32767),
+                (C.T_INT24, U, 0, 16777215), (C.T_LONG, 0, -2**31, 2**31 - 1), (C.T_LONG, U, 0, 2**32 - 1),
+                (C.T_LONGLONG, 0, -2**63, 2**63 - 1), (C.T_LONGLONG, U, 0, 2**64 - 1)]
+_INT_TARGETS = {pa.int8(): (-128, 127), pa.int16(): (-2**15, 2**15 - 1), pa.int32(): (-2**31, 2**31 - 1),
+                pa.int64(): (-2**63, 2**63 - 1), pa.uint8(): (0, 255), pa.uint16(): (0, 2**16 - 1),
+                pa.uint32(): (0, 2**32 - 1), pa.uint64(): (0, 2**64 - 1)}
+
+
+def _outcome(which, enc, keys, values, target):
+    try:
+        return _typed(which, _schemas(enc), target).decode(keys, values).column("v").to_pylist()
+    except ticdc_fast.DecodeError as e:
+        return e.message_index, e.byte_offset, e.column, e.reason
+
+
+@pytest.mark.parametrize("code,flags,lo,hi", _INT_COLUMNS)
+def test_direct_integers_at_every_bound_are_the_twins(impl, code, flags, lo, hi):
+    cols = [AvroColumn("id", C.T_LONGLONG, PK), AvroColumn("v", code, N | flags)]
+    enc = AvroEncoder(table_columns={("db", "t"): cols})
+    checked = 0
+    for arrow_type, (tlo, thi) in _INT_TARGETS.items():
+        target = pa.schema([("v", arrow_type)])
+        for v in sorted({lo, lo + 1, hi - 1, hi, tlo - 1, tlo, thi, thi + 1, -1, 0, 1}):
+            if not lo <= v <= hi:
+                continue                                    # TiCDC writes a column's own range only
+            keys, values = _split(enc.encode([_row(cols, _ts(0), {"id": 1, "v": 7}),
+                                              _row(cols, _ts(1), {"id": 2, "v": v})]))
+            got = _outcome(impl, enc, keys, values, target)
+            assert got == _outcome("python", enc, keys, values, target), (arrow_type, v)
+            if tlo <= v <= thi:
+                assert got == [7, v], (arrow_type, v)
+            else:
+                assert got[0] == 1 and got[2] == "v" and "out of range" in got[3], (arrow_type, v)
+            checked += 1
+    assert checked >= 4 * len(_INT_TARGETS)

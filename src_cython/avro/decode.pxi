@@ -57,6 +57,11 @@ cdef struct AvField:
     uint64_t hash
     int direct             # typed, target table: D_* when the value goes straight to its column
     int target
+    # D_INT: the Avro longs that fit both the column's type and the target (and an int branch's
+    # 32 bits), stored at int_width bytes without further checks; 0: always the checked path
+    int int_width
+    int64_t int_lo
+    int64_t int_hi
 
 
 cdef enum:
@@ -70,6 +75,8 @@ cdef enum:
     D_F32 = 6       # FLOAT (float) column into float32: exact, cannot fail
     D_DEC = 7       # DECIMAL bytes into decimal128: the limbs at once when the scale is the
                     # target's and the digits fit its precision, else as D_CONV
+    D_WALL = 8      # a DATE/DATETIME/TIMESTAMP string into a timestamp: parsed as the
+                    # converter parses it (TIMESTAMP made UTC), without the span in between
 
 
 cdef struct WPlan:
@@ -132,6 +139,10 @@ cdef class AvroPlan:
     cdef int32_t* wslot_id
     cdef int* wslot_plan         # -1: empty
     cdef Py_ssize_t wslot_cap
+    # the schema id found last and its plan (plans are only ever added, so it stays true): the
+    # messages of a topic mostly repeat one key and one value schema
+    cdef int32_t memo_sid
+    cdef int memo_plan
     cdef Buf keys
     cdef Buf scratch
     cdef int extra_error
@@ -177,6 +188,7 @@ cdef class AvroPlan:
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
         self.started = 0
+        self.memo_plan = -1
 
     @property
     def invalid_utf8_replaced(self):
@@ -292,6 +304,8 @@ cdef class AvroPlan:
             for k in range(p.nfields):
                 p.fields[k].direct = self._direct_kind(p, k)
                 p.fields[k].target = p.field_target[k]
+                if p.fields[k].direct == D_INT:
+                    self._int_bounds(p, k)
                 if p.fields[k].direct != D_NONE:
                     p.direct = 1
             p.all_direct = p.direct
@@ -371,6 +385,8 @@ cdef class AvroPlan:
                 this = D_DEC
             elif kind == AV_STRING and tk == K_TEXT and w == W_STRING and not (f.flags & FLAG_BINARY):
                 this = D_STR
+            elif kind == AV_STRING and (tk == K_DATE or tk == K_DATETIME or tk == K_TIMESTAMP) and w == W_TIMESTAMP:
+                this = D_WALL
             elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
                     and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
                 this = D_BLOB
@@ -380,6 +396,31 @@ cdef class AvroPlan:
                 return D_CONV
             found = this
         return D_CONV if found == D_NONE else found
+
+    cdef void _int_bounds(self, WPlan* p, int k):
+        """The unchecked range of a D_INT field: the longs its column type, its target writer and
+        (an int branch) 32 bits all admit.  A BIGINT UNSIGNED column in long mode carries its
+        uint64 as the long's bits, so it always takes the checked path."""
+        cdef AvField* f = &p.fields[k]
+        cdef int64_t lo, wlo
+        cdef uint64_t hi, whi
+        cdef int bi
+        f.int_width = 0
+        if f.type_code == T_LONGLONG and (f.flags & FLAG_UNSIGNED):
+            return
+        int_range(f.type_code, f.flags, &lo, &hi)
+        writer_range(self.core.writers[f.target], &wlo, &whi)
+        lo = max(lo, wlo)
+        hi = min(hi, whi, <uint64_t>9223372036854775807ULL)
+        for bi in range(f.nbranch):
+            if p.branches[f.branch0 + bi].kind == AV_INT:
+                lo = max(lo, <int64_t>-2147483648LL)
+                hi = min(hi, <uint64_t>2147483647ULL)
+        if lo > <int64_t>hi:
+            return
+        f.int_lo = lo
+        f.int_hi = <int64_t>hi
+        f.int_width = writer_width(self.core.writers[f.target])
 
     cdef void _defer_conversion_error(self, int j, AvField* f, Err* conv) noexcept nogil:
         """A direct value that cannot be converted: the record is still read to its end (a
@@ -456,16 +497,44 @@ cdef class AvroPlan:
         c.pos = c.start + off                    # read again by the text rules, which word the error
         return self._direct_convert(c, f, b, off, err)
 
+    cdef int _direct_int_checked(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """D_INT outside the field's unchecked range (and BIGINT UNSIGNED): every range tested,
+        a value out of the target's deferred as any conversion error; out of _direct_value, which
+        the record walk inlines, because most values never come here."""
+        cdef IntVal iv
+        cdef Err conv
+        cdef int rc
+        if _avro_int(c, f, b, off, &iv, err) < 0:
+            return -1
+        rc = self.core._push_target_int(f.target, &iv, f.type_code, f.flags, off, &conv)
+        if rc == RC_FAILED:
+            self._defer_conversion_error(f.target, f, &conv)
+            return 0
+        return rc
+
+    cdef int _direct_wall(self, Cur* c, AvField* f, Py_ssize_t off, Err* err) noexcept nogil:
+        """D_WALL, out of _direct_value for the reason _direct_decimal is."""
+        cdef Span raw
+        cdef Err conv
+        cdef int rc
+        if avro_string(c, &raw, err) < 0:
+            return -1
+        rc = self.core._push_wall_text(f.target, raw.p, raw.n, TYPE_KIND[f.type_code], off, &conv)
+        if rc == RC_FAILED:
+            self._defer_conversion_error(f.target, f, &conv)
+            return 0
+        return rc
+
     cdef inline int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
         """Read one value of a D_* field into its target column (the null branch: a null)."""
         cdef int j = f.target
         cdef Py_ssize_t off = c.pos - c.start
-        cdef IntVal iv
         cdef double f64
         cdef float f32
         cdef Span raw
         cdef Err conv
         cdef int rc
+        cdef int64_t lv
         if b.kind == AV_NULL:
             return self.core._push_target_null(j)
         if f.direct == D_DEC:
@@ -476,15 +545,17 @@ cdef class AvroPlan:
             f32 = <float>f64                     # a float read as a double: exact
             return 0 if fix_push(&self.core.t_fix[j], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
         if f.direct == D_INT:
-            if _avro_int(c, f, b, off, &iv, err) < 0:
-                return -1
-            rc = self.core._push_target_int(j, &iv, f.type_code, f.flags, off, &conv)
-            if rc == RC_FAILED:
-                self._defer_conversion_error(j, f, &conv)
-                return 0
-            return rc
+            if f.int_width:
+                if avro_long(c, &lv, err) < 0:
+                    return -1
+                if f.int_lo <= lv <= f.int_hi:
+                    return _push_int_width(&self.core.t_fix[j], lv, f.int_width)
+                c.pos = c.start + off            # read again by the checked path, which words the error
+            return self._direct_int_checked(c, f, b, off, err)
         if f.direct == D_CONV:
             return self._direct_convert(c, f, b, off, err)
+        if f.direct == D_WALL:
+            return self._direct_wall(c, f, off, err)
         if f.direct == D_STR:
             if avro_string(c, &raw, err) < 0:
                 return -1
@@ -758,8 +829,14 @@ cdef class AvroPlan:
         if n < 5 or p[0] != 0:
             return -1
         sid = <int32_t>((<uint32_t>p[1] << 24) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 8) | p[4])
+        if sid == self.memo_sid and self.memo_plan >= 0:
+            return self.memo_plan
         k = self._find_wplan(sid)
-        return -2 if k < 0 else k
+        if k < 0:
+            return -2
+        self.memo_sid = sid
+        self.memo_plan = k
+        return k
 
     cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
         cdef Py_ssize_t kn, vn
@@ -814,7 +891,9 @@ cdef class AvroPlan:
                 return fail_at(err, 0, "truncated Confluent header")
             c.pos += 5
             self.cur_plan = kplan
-            if self.check_only:
+            # typed output takes the key's fields only for a delete without a value record: any
+            # other key is read and checked, but fills no image
+            if self.check_only or (self.core.typed and vn >= 0 and vp[0] == AVRO_FRAME_RECORD):
                 rc = self._check_record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, NULL, err)
             else:
                 rc = self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
@@ -907,6 +986,13 @@ cdef class AvroPlan:
                     return -1
                 bi = <int>idx
             b = &p.branches[f.branch0 + bi]
+            if direct and f.direct != D_NONE:       # only top-level columns are ever direct
+                dup = self._direct_value(c, f, b, err)
+                if dup < 0:
+                    if dup == RC_FAILED:
+                        set_column(err, p.names.data + f.name_off, f.name_len)
+                    return dup
+                continue
             if f.role == ROLE_BEFORE:
                 if b.kind == AV_RECORD:
                     rc = self._record(c, p, b.sub_first, b.sub_count, &self.core.images[IMG_P], NULL, err)
@@ -919,13 +1005,6 @@ cdef class AvroPlan:
                 if self._extension(c, f, b, info, err) < 0:
                     set_column(err, p.names.data + f.name_off, f.name_len)
                     return -1
-                continue
-            if direct and f.direct != D_NONE:
-                dup = self._direct_value(c, f, b, err)
-                if dup < 0:
-                    if dup == RC_FAILED:
-                        set_column(err, p.names.data + f.name_off, f.name_len)
-                    return dup
                 continue
             if img.n == img.cap and image_make_room(img) < 0:
                 return _oom(err)
@@ -1352,6 +1431,23 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
     else:
         iv.mag = <uint64_t>lv
     return 0
+
+
+cdef inline int _push_int_width(FixCol* fc, int64_t v, int width) noexcept nogil:
+    """An integer already in its target's range, as the target's width of two's complement."""
+    cdef int8_t i8
+    cdef int16_t i16
+    cdef int32_t i32
+    if width == 8:
+        return 0 if fix_push(fc, &v, sizeof(v)) == 0 else RC_NO_MEMORY
+    if width == 4:
+        i32 = <int32_t>v
+        return 0 if fix_push(fc, &i32, sizeof(i32)) == 0 else RC_NO_MEMORY
+    if width == 2:
+        i16 = <int16_t>v
+        return 0 if fix_push(fc, &i16, sizeof(i16)) == 0 else RC_NO_MEMORY
+    i8 = <int8_t>v
+    return 0 if fix_push(fc, &i8, sizeof(i8)) == 0 else RC_NO_MEMORY
 
 
 cdef inline int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:
