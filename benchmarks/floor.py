@@ -36,150 +36,35 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import pin_one_core  # noqa: E402
 
-FLOOR_C = r"""
+# What both Avro floors share: the cursor, varints (with FLOOR_FAST_VARINT a one-byte and, where
+# the CPU has BMI2, a one-word path: what the simple protocol's many short varints want),
+# lengths, string columns and DATETIME text.
+# What every floor shares: reading the corpus (with slack after it for word loads) and the clock.
+COMMON_C = r"""
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-typedef struct { const uint8_t *p, *end; } Cur;
-static int bad = 0;
-
-static inline uint64_t varint(Cur *c) {
-    uint64_t v = 0; int s = 0;
-    while (c->p < c->end) {
-        uint8_t b = *c->p++;
-        v |= (uint64_t)(b & 0x7f) << s;
-        if (!(b & 0x80)) return v;
-        s += 7;
-        if (s > 63) break;
-    }
-    bad = 1; return 0;
-}
-static inline int64_t zz(Cur *c) { uint64_t u = varint(c); return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
-static inline int64_t len(Cur *c) {
-    int64_t n = zz(c);
-    if (n < 0 || c->end - c->p < n) { bad = 1; return 0; }
-    return n;
-}
-
-typedef struct { int64_t *off; uint8_t *data; int64_t len; } Var;
-static inline void var_push(Var *v, int64_t row, const uint8_t *p, int64_t n) {
-    memcpy(v->data + v->len, p, n); v->len += n; v->off[row + 1] = v->len;
-}
-static inline void var_null(Var *v, int64_t row) { v->off[row + 1] = v->len; }
-
-static inline int d2(const uint8_t *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
-static int64_t days_from_civil(int y, int m, int d) {
-    y -= m <= 2; int era = (y >= 0 ? y : y - 399) / 400; int yoe = y - era * 400;
-    int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return (int64_t)era * 146097 + doe - 719468;
-}
-static inline int64_t datetime_us(const uint8_t *p, int64_t n) {
-    if (n < 19) { bad = 1; return 0; }
-    int64_t s = days_from_civil(d2(p) * 100 + d2(p + 2), d2(p + 5), d2(p + 8)) * 86400
-                + d2(p + 11) * 3600 + d2(p + 14) * 60 + d2(p + 17);
-    int64_t us = 0; int k = 0;
-    for (int64_t i = 20; i < n; i++, k++) us = us * 10 + (p[i] - '0');
-    for (; k < 6; k++) us *= 10;
-    return s * 1000000 + us;
-}
-
-int main(int argc, char **argv) {
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) return 2;
+static uint8_t *read_corpus(const char *path, long *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) exit(2);
     fseek(f, 0, SEEK_END); long sz = ftell(f); fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(sz);
-    if (fread(buf, 1, sz, f) != (size_t)sz) return 2;
+    uint8_t *buf = calloc(sz + 64, 1);
+    if (fread(buf, 1, sz, f) != (size_t)sz) exit(2);
     fclose(f);
-    double seconds = atof(argv[2]);
-    int64_t rows = 0;
-    for (long at = 0; at < sz; rows++) {
-        int32_t kn, vn; memcpy(&kn, buf + at, 4); memcpy(&vn, buf + at + 4, 4); at += 8 + kn + (vn > 0 ? vn : 0);
-    }
-    int64_t *ts = malloc(8 * rows), *id = malloc(8 * rows), *dt = malloc(8 * rows), *tz = malloc(8 * rows);
-    uint32_t *u32 = malloc(4 * rows); int32_t *i32 = malloc(4 * rows), *sid = malloc(4 * rows);
-    double *f64 = malloc(8 * rows); float *f32 = malloc(4 * rows);
-    uint8_t *dec = malloc(16 * rows), *valid = malloc(12 * rows);
-    Var op = {malloc(8 * (rows + 1)), malloc(8 * rows), 0}, s6 = {malloc(8 * (rows + 1)), malloc(sz), 0},
-        s7 = {malloc(8 * (rows + 1)), malloc(sz), 0};
-    double best = 1e9, spent = 0;
-    while (spent < seconds) {
-        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-        memset(valid, 0, 12 * rows);
-        op.len = s6.len = s7.len = 0; op.off[0] = s6.off[0] = s7.off[0] = 0;
-        long at = 0;
-        for (int64_t i = 0; i < rows; i++) {
-            int32_t kn, vn; memcpy(&kn, buf + at, 4); memcpy(&vn, buf + at + 4, 4); at += 8;
-            const uint8_t *kp = buf + at; at += kn;
-            if (kn < 5 || kp[0] != 0) bad = 1;
-            Cur k = {kp + 5, kp + kn};
-            int64_t key_id = zz(&k);
-            if (k.p != k.end) bad = 1;
-            uint8_t *vb = valid + 12 * i;
-            if (vn < 0) {                       /* a tombstone: a DELETE, the id from the key */
-                var_push(&op, i, (const uint8_t *)"DELETE", 6); id[i] = key_id; vb[0] = 1;
-                var_null(&s6, i); var_null(&s7, i);
-                continue;
-            }
-            const uint8_t *vp = buf + at; at += vn;
-            if (vn < 5 || vp[0] != 0) bad = 1;
-            Cur c = {vp + 5, vp + vn};
-            sid[i] = (vp[1] << 24) | (vp[2] << 16) | (vp[3] << 8) | vp[4];
-            id[i] = zz(&c); vb[0] = 1;
-            if (varint(&c)) { int64_t x = zz(&c); if (x < 0 || x > 0xffffffffLL) bad = 1; u32[i] = (uint32_t)x; vb[1] = 1; }
-            if (varint(&c)) {                   /* DECIMAL bytes: big-endian two's complement */
-                int64_t n = len(&c); if (n > 16 || n == 0) { bad = 1; n = 0; }
-                uint8_t *d = dec + 16 * i; memset(d, (n && (c.p[0] & 0x80)) ? 0xff : 0, 16);
-                for (int64_t j = 0; j < n; j++) d[j] = c.p[n - 1 - j];
-                c.p += n; vb[2] = 1;
-            }
-            if (varint(&c)) { if (c.end - c.p < 8) bad = 1; else { memcpy(f64 + i, c.p, 8); c.p += 8; vb[3] = 1; } }
-            if (varint(&c)) { if (c.end - c.p < 4) bad = 1; else { memcpy(f32 + i, c.p, 4); c.p += 4; vb[4] = 1; } }
-            if (varint(&c)) { int64_t x = zz(&c); if (x < INT32_MIN || x > INT32_MAX) bad = 1; i32[i] = (int32_t)x; vb[5] = 1; }
-            if (varint(&c)) { int64_t n = len(&c); var_push(&s6, i, c.p, n); c.p += n; vb[6] = 1; } else var_null(&s6, i);
-            if (varint(&c)) { int64_t n = len(&c); var_push(&s7, i, c.p, n); c.p += n; vb[7] = 1; } else var_null(&s7, i);
-            if (varint(&c)) { int64_t n = len(&c); dt[i] = datetime_us(c.p, n); c.p += n; vb[8] = 1; }
-            if (varint(&c)) { int64_t n = len(&c); tz[i] = datetime_us(c.p, n); c.p += n; vb[9] = 1; }
-            int64_t n = len(&c); if (n != 1) { bad = 1; n = 0; }
-            uint8_t o = n ? c.p[0] : 0; c.p += n;
-            if (o == 'c') var_push(&op, i, (const uint8_t *)"INSERT", 6);
-            else if (o == 'u') var_push(&op, i, (const uint8_t *)"UPDATE", 6);
-            else if (o == 'd') var_push(&op, i, (const uint8_t *)"DELETE", 6);
-            else bad = 1;
-            ts[i] = zz(&c); zz(&c);
-            if (c.p != c.end) bad = 1;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double t = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-        if (t < best) best = t;
-        spent += t;
-    }
-    /* what the script compares with the core's batch */
-    int64_t sum_id = 0, sum_ts = 0, sum_dt = 0, sum_tz = 0; double sum_f64 = 0;
-    for (int64_t i = 0; i < rows; i++) {
-        sum_id += id[i];
-        if (valid[12 * i + 8]) sum_dt += dt[i];
-        if (valid[12 * i + 9]) sum_tz += tz[i];
-        if (valid[12 * i + 3]) sum_f64 += f64[i];
-        if (op.off[i + 1] - op.off[i] == 6 && memcmp(op.data + op.off[i], "DELETE", 6) != 0) sum_ts += ts[i];
-    }
-    printf("%.9f %d %lld %lld %lld %lld %.17g %lld\n", best, bad, (long long)rows, (long long)sum_id,
-           (long long)sum_ts, (long long)(sum_dt + sum_tz), sum_f64, (long long)(s6.len + s7.len));
-    return 0;
+    *size = sz;
+    return buf;
+}
+static inline double elapsed(const struct timespec *t0) {
+    struct timespec t1; clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 """
 
-
-
-SIMPLE_FLOOR_C = r"""
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#ifdef __BMI2__
+AVRO_PRELUDE_C = COMMON_C + r"""
+#if defined(FLOOR_FAST_VARINT) && defined(__BMI2__)
 #include <immintrin.h>
 #endif
 
@@ -187,8 +72,10 @@ typedef struct { const uint8_t *p, *end; } Cur;
 static int bad = 0;
 
 static inline uint64_t varint(Cur *c) {
+#ifdef FLOOR_FAST_VARINT
     if (c->p < c->end && *c->p < 0x80) return *c->p++;     /* one byte: indexes, lengths, counts */
-#ifdef __BMI2__
+#endif
+#if defined(FLOOR_FAST_VARINT) && defined(__BMI2__)
     if (c->end - c->p >= 8) {                               /* 2-8 bytes from one word */
         uint64_t x; memcpy(&x, c->p, 8);
         uint64_t stop = ~x & 0x8080808080808080ULL;
@@ -238,6 +125,95 @@ static inline int64_t datetime_us(const uint8_t *p, int64_t n) {
     for (; k < 6; k++) us *= 10;
     return s * 1000000 + us;
 }
+/* what the script compares with the core's batch (the sums wrap as int64) */
+static void report(double best, int64_t rows, int64_t sum_id, int64_t sum_ts, int64_t micros, double f64, int64_t text) {
+    printf("%.9f %d %lld %lld %lld %lld %.17g %lld\n", best, bad, (long long)rows, (long long)sum_id,
+           (long long)sum_ts, (long long)micros, f64, (long long)text);
+}
+"""
+
+FLOOR_C = AVRO_PRELUDE_C + r"""
+int main(int argc, char **argv) {
+    long sz;
+    uint8_t *buf = read_corpus(argv[1], &sz);
+    double seconds = atof(argv[2]);
+    int64_t rows = 0;
+    for (long at = 0; at < sz; rows++) {
+        int32_t kn, vn; memcpy(&kn, buf + at, 4); memcpy(&vn, buf + at + 4, 4); at += 8 + kn + (vn > 0 ? vn : 0);
+    }
+    int64_t *ts = malloc(8 * rows), *id = malloc(8 * rows), *dt = malloc(8 * rows), *tz = malloc(8 * rows);
+    uint32_t *u32 = malloc(4 * rows); int32_t *i32 = malloc(4 * rows), *sid = malloc(4 * rows);
+    double *f64 = malloc(8 * rows); float *f32 = malloc(4 * rows);
+    uint8_t *dec = malloc(16 * rows), *valid = malloc(12 * rows);
+    Var op = {malloc(8 * (rows + 1)), malloc(8 * rows), 0}, s6 = {malloc(8 * (rows + 1)), malloc(sz), 0},
+        s7 = {malloc(8 * (rows + 1)), malloc(sz), 0};
+    double best = 1e9, spent = 0;
+    while (spent < seconds) {
+        struct timespec t0; clock_gettime(CLOCK_MONOTONIC, &t0);
+        memset(valid, 0, 12 * rows);
+        op.len = s6.len = s7.len = 0; op.off[0] = s6.off[0] = s7.off[0] = 0;
+        long at = 0;
+        for (int64_t i = 0; i < rows; i++) {
+            int32_t kn, vn; memcpy(&kn, buf + at, 4); memcpy(&vn, buf + at + 4, 4); at += 8;
+            const uint8_t *kp = buf + at; at += kn;
+            if (kn < 5 || kp[0] != 0) bad = 1;
+            Cur k = {kp + 5, kp + kn};
+            int64_t key_id = zz(&k);
+            if (k.p != k.end) bad = 1;
+            uint8_t *vb = valid + 12 * i;
+            if (vn < 0) {                       /* a tombstone: a DELETE, the id from the key */
+                var_push(&op, i, (const uint8_t *)"DELETE", 6); id[i] = key_id; vb[0] = 1;
+                var_null(&s6, i); var_null(&s7, i);
+                continue;
+            }
+            const uint8_t *vp = buf + at; at += vn;
+            if (vn < 5 || vp[0] != 0) bad = 1;
+            Cur c = {vp + 5, vp + vn};
+            sid[i] = (vp[1] << 24) | (vp[2] << 16) | (vp[3] << 8) | vp[4];
+            id[i] = zz(&c); vb[0] = 1;
+            if (varint(&c)) { int64_t x = zz(&c); if (x < 0 || x > 0xffffffffLL) bad = 1; u32[i] = (uint32_t)x; vb[1] = 1; }
+            if (varint(&c)) {                   /* DECIMAL bytes: big-endian two's complement */
+                int64_t n = len(&c); if (n > 16 || n == 0) { bad = 1; n = 0; }
+                uint8_t *d = dec + 16 * i; memset(d, (n && (c.p[0] & 0x80)) ? 0xff : 0, 16);
+                for (int64_t j = 0; j < n; j++) d[j] = c.p[n - 1 - j];
+                c.p += n; vb[2] = 1;
+            }
+            if (varint(&c)) { if (c.end - c.p < 8) bad = 1; else { memcpy(f64 + i, c.p, 8); c.p += 8; vb[3] = 1; } }
+            if (varint(&c)) { if (c.end - c.p < 4) bad = 1; else { memcpy(f32 + i, c.p, 4); c.p += 4; vb[4] = 1; } }
+            if (varint(&c)) { int64_t x = zz(&c); if (x < INT32_MIN || x > INT32_MAX) bad = 1; i32[i] = (int32_t)x; vb[5] = 1; }
+            if (varint(&c)) { int64_t n = len(&c); var_push(&s6, i, c.p, n); c.p += n; vb[6] = 1; } else var_null(&s6, i);
+            if (varint(&c)) { int64_t n = len(&c); var_push(&s7, i, c.p, n); c.p += n; vb[7] = 1; } else var_null(&s7, i);
+            if (varint(&c)) { int64_t n = len(&c); dt[i] = datetime_us(c.p, n); c.p += n; vb[8] = 1; }
+            if (varint(&c)) { int64_t n = len(&c); tz[i] = datetime_us(c.p, n); c.p += n; vb[9] = 1; }
+            int64_t n = len(&c); if (n != 1) { bad = 1; n = 0; }
+            uint8_t o = n ? c.p[0] : 0; c.p += n;
+            if (o == 'c') var_push(&op, i, (const uint8_t *)"INSERT", 6);
+            else if (o == 'u') var_push(&op, i, (const uint8_t *)"UPDATE", 6);
+            else if (o == 'd') var_push(&op, i, (const uint8_t *)"DELETE", 6);
+            else bad = 1;
+            ts[i] = zz(&c); zz(&c);
+            if (c.p != c.end) bad = 1;
+        }
+        double t = elapsed(&t0);
+        if (t < best) best = t;
+        spent += t;
+    }
+    int64_t sum_id = 0, sum_ts = 0, sum_dt = 0, sum_tz = 0; double sum_f64 = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        sum_id += id[i];
+        if (valid[12 * i + 8]) sum_dt += dt[i];
+        if (valid[12 * i + 9]) sum_tz += tz[i];
+        if (valid[12 * i + 3]) sum_f64 += f64[i];
+        if (op.off[i + 1] - op.off[i] == 6 && memcmp(op.data + op.off[i], "DELETE", 6) != 0) sum_ts += ts[i];
+    }
+    report(best, rows, sum_id, sum_ts, sum_dt + sum_tz, sum_f64, s6.len + s7.len);
+    return 0;
+}
+"""
+
+
+
+SIMPLE_FLOOR_C = "#define FLOOR_FAST_VARINT\n" + AVRO_PRELUDE_C + r"""
 /* a decimal text at scale 2 -> its unscaled value (fits 64 bits for DECIMAL(12,2)) */
 static inline int64_t decimal_2(const uint8_t *p, int64_t n) {
     int neg = n && p[0] == '-'; int64_t v = 0, i = neg, frac = -1;
@@ -289,12 +265,8 @@ static inline void skip_value(Cur *c, int64_t b) {
 }
 
 int main(int argc, char **argv) {
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) return 2;
-    fseek(f, 0, SEEK_END); long sz = ftell(f); fseek(f, 0, SEEK_SET);
-    uint8_t *buf = calloc(sz + 16, 1);
-    if (fread(buf, 1, sz, f) != (size_t)sz) return 2;
-    fclose(f);
+    long sz;
+    uint8_t *buf = read_corpus(argv[1], &sz);
     double seconds = atof(argv[2]);
     uint8_t padded[NCOL][24];
     for (int j = 0; j < NCOL; j++) {
@@ -326,7 +298,7 @@ int main(int argc, char **argv) {
     double best = 1e9, spent = 0;
     int64_t rows = 0;
     while (spent < seconds) {
-        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        struct timespec t0; clock_gettime(CLOCK_MONOTONIC, &t0);
         op.len = s6.len = s7.len = 0; op.off[0] = s6.off[0] = s7.off[0] = 0;
         long at = 0;
         rows = 0;
@@ -393,8 +365,7 @@ int main(int argc, char **argv) {
             if (c.p != c.end) bad = 1;
             rows++;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double t = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        double t = elapsed(&t0);
         if (t < best) best = t;
         spent += t;
     }
@@ -406,20 +377,14 @@ int main(int argc, char **argv) {
         if (valid[NCOL * i + C_F64]) sum_f64 += f64[i];
         if (memcmp(op.data + op.off[i], "DELETE", 6) != 0) sum_ts += ts[i];
     }
-    printf("%.9f %d %lld %lld %lld %lld %.17g %lld\n", best, bad, (long long)rows, (long long)sum_id,
-           (long long)sum_ts, (long long)(sum_dt + sum_tz), sum_f64, (long long)(s6.len + s7.len));
+    report(best, rows, sum_id, sum_ts, sum_dt + sum_tz, sum_f64, s6.len + s7.len);
     return 0;
 }
 """
 
 
-JSON_FLOOR_C = r"""
+JSON_FLOOR_C = COMMON_C + r"""
 #include <immintrin.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 static int bad = 0;
 typedef struct { int64_t *off; uint8_t *data; int64_t len, n; } Var;
@@ -513,12 +478,8 @@ static const uint8_t *map_row(const uint8_t *p, Var *keys, Var *vals, int64_t *e
 }
 
 int main(int argc, char **argv) {
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) return 2;
-    fseek(f, 0, SEEK_END); long sz = ftell(f); fseek(f, 0, SEEK_SET);
-    uint8_t *buf = calloc(sz + 64, 1);
-    if (fread(buf, 1, sz, f) != (size_t)sz) return 2;
-    fclose(f);
+    long sz;
+    uint8_t *buf = read_corpus(argv[1], &sz);
     double seconds = atof(argv[2]);
     int64_t msgs = 0;
     for (long at = 0; at < sz; msgs++) { int32_t vn; memcpy(&vn, buf + at, 4); at += 4 + vn; }
@@ -536,7 +497,7 @@ int main(int argc, char **argv) {
     double best = 1e9, spent = 0;
     int64_t entries[2] = {0, 0}, nrows = 0, nulls = 0;
     while (spent < seconds) {
-        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        struct timespec t0; clock_gettime(CLOCK_MONOTONIC, &t0);
         op.len = op.n = db.len = db.n = tb.len = tb.n = 0; op.off[0] = db.off[0] = tb.off[0] = 0;
         for (int k = 0; k < 2; k++) {
             keys[k].len = keys[k].n = vals[k].len = vals[k].n = 0; keys[k].off[0] = vals[k].off[0] = 0;
@@ -585,8 +546,7 @@ int main(int argc, char **argv) {
             moff[0][r + 1] = keys[0].n; moff[1][r + 1] = keys[1].n;
             nrows++;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double t = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        double t = elapsed(&t0);
         if (t < best) best = t;
         spent += t;
     }
