@@ -460,6 +460,24 @@ cdef int _fix_push_any(FixCol* c, const void* src) noexcept nogil:
     return bits_push(&c.valid, 1)
 
 
+cdef inline int fix_push_int(FixCol* c, int64_t v, int width) noexcept nogil:
+    """An integer already in its column's range, as `width` bytes of two's complement (the
+    column's width: 1, 2, 4 or 8)."""
+    cdef int8_t i8
+    cdef int16_t i16
+    cdef int32_t i32
+    if width == 8:
+        return fix_push(c, &v, sizeof(v))
+    if width == 4:
+        i32 = <int32_t>v
+        return fix_push(c, &i32, sizeof(i32))
+    if width == 2:
+        i16 = <int16_t>v
+        return fix_push(c, &i16, sizeof(i16))
+    i8 = <int8_t>v
+    return fix_push(c, &i8, sizeof(i8))
+
+
 cdef inline int fix_push_bool(FixCol* c, bint v) noexcept nogil:
     if c.lazy and _fix_unlazy(c) < 0:
         return -1

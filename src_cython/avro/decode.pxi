@@ -549,7 +549,7 @@ cdef class AvroPlan:
                 if avro_long(c, &lv, err) < 0:
                     return -1
                 if f.int_lo <= lv <= f.int_hi:
-                    return _push_int_width(&self.core.t_fix[j], lv, f.int_width)
+                    return 0 if fix_push_int(&self.core.t_fix[j], lv, f.int_width) == 0 else RC_NO_MEMORY
                 c.pos = c.start + off            # read again by the checked path, which words the error
             return self._direct_int_checked(c, f, b, off, err)
         if f.direct == D_CONV:
@@ -1431,23 +1431,6 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
     else:
         iv.mag = <uint64_t>lv
     return 0
-
-
-cdef inline int _push_int_width(FixCol* fc, int64_t v, int width) noexcept nogil:
-    """An integer already in its target's range, as the target's width of two's complement."""
-    cdef int8_t i8
-    cdef int16_t i16
-    cdef int32_t i32
-    if width == 8:
-        return 0 if fix_push(fc, &v, sizeof(v)) == 0 else RC_NO_MEMORY
-    if width == 4:
-        i32 = <int32_t>v
-        return 0 if fix_push(fc, &i32, sizeof(i32)) == 0 else RC_NO_MEMORY
-    if width == 2:
-        i16 = <int16_t>v
-        return 0 if fix_push(fc, &i16, sizeof(i16)) == 0 else RC_NO_MEMORY
-    i8 = <int8_t>v
-    return 0 if fix_push(fc, &i8, sizeof(i8)) == 0 else RC_NO_MEMORY
 
 
 cdef inline int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:

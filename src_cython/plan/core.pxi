@@ -966,29 +966,12 @@ cdef class PlanCore:
     cdef inline int _push_int(self, int j, const IntVal* iv, Py_ssize_t off, Err* err) noexcept nogil:
         """An integer into integer target j, in the target's range, at the target's width."""
         cdef int w = self.writers[j]
-        cdef FixCol* fc = &self.t_fix[j]
-        cdef int64_t lo, v64
+        cdef int64_t lo
         cdef uint64_t hi
-        cdef int8_t i8
-        cdef int16_t i16
-        cdef int32_t i32
         writer_range(w, &lo, &hi)
         if not int_in_range(iv, lo, hi):
             return fail_at(err, off, "integer out of range for the target type")
-        v64 = int_value(iv)
-        if w == W_INT8 or w == W_UINT8:
-            i8 = <int8_t>v64
-            if fix_push(fc, &i8, sizeof(i8)) < 0:
-                return _oom(err)
-        elif w == W_INT16 or w == W_UINT16:
-            i16 = <int16_t>v64
-            if fix_push(fc, &i16, sizeof(i16)) < 0:
-                return _oom(err)
-        elif w == W_INT32 or w == W_UINT32:
-            i32 = <int32_t>v64
-            if fix_push(fc, &i32, sizeof(i32)) < 0:
-                return _oom(err)
-        elif fix_push(fc, &v64, sizeof(v64)) < 0:
+        if fix_push_int(&self.t_fix[j], int_value(iv), writer_width(w)) < 0:
             return _oom(err)
         return 0
 
