@@ -1,6 +1,7 @@
 """How far the Avro protocols' typed decode is from the least work any decoder must do (issue 13).
 
     PYTHONPATH=. python benchmarks/floor.py [--protocol avro|simple-avro] [--rows 10000] [--rounds 7]
+    PYTHONPATH=. python benchmarks/floor.py --protocol simple-avro [--two-pass] [--map-order go|table]
 
 The *floor* is a C loop written for exactly one table, the ``orders10`` table of
 ``benchmarks/goals.py`` (the "10-column stream" of the 5 M rows/s goal), in one protocol:
@@ -19,6 +20,13 @@ the core (sums of ids, commit timestamps, the two datetime columns, the double c
 text bytes), then times both in alternating rounds on one CPU: each round is the floor's best of
 ~0.3 s, then the core's best of ~0.3 s (a ``gc.collect()`` before each call); the ratio of each
 round is taken seconds apart, so the host's changes of speed mostly cancel.
+
+Simple Avro has two floors.  The default reads each map once and converts each entry as its key
+comes, so the branches on the column follow the map's order; ``--two-pass`` first finds where
+each column's value is (the key looked up, the value's size from its union branch without a
+branch on it), then converts the values in the table's column order.  ``--map-order table``
+builds the corpus (and so the core's input too) with the map entries in column order instead of
+the Go map order TiCDC writes, a new order every row: what the order alone costs.
 """
 from __future__ import annotations
 
@@ -250,6 +258,12 @@ static inline int col_of(const uint8_t *k, int64_t n) {
     return j;
 }
 
+/* the columns the floor writes, one slot per row */
+static int64_t *ts, *id, *dt, *tz, *dec;
+static uint32_t *u32; static int16_t *i16;
+static double *f64; static float *f32;
+static Var s6, s7;
+
 /* a map value of the simple protocol's union: null, long, float, double, string, bytes,
    Timestamp{location, value}, UnsignedBigint{value} -- skipped */
 static inline void skip_value(Cur *c, int64_t b) {
@@ -263,6 +277,94 @@ static inline void skip_value(Cur *c, int64_t b) {
     default: bad = 1;
     }
 }
+
+/* the value of column j (union branch b, not null) at c into row r */
+static inline void put(int j, int64_t b, Cur *c, int64_t r) {
+    switch (j) {
+    case C_ID: if (b != 1) bad = 1; id[r] = zz(c); break;
+    case C_U32: { if (b != 1) bad = 1; int64_t x = zz(c); if (x < 0 || x > 0xffffffffLL) bad = 1; u32[r] = (uint32_t)x; break; }
+    case C_I16: { if (b != 1) bad = 1; int64_t x = zz(c); if (x < -32768 || x > 32767) bad = 1; i16[r] = (int16_t)x; break; }
+    case C_F64: if (b != 3 || c->end - c->p < 8) { bad = 1; break; } memcpy(f64 + r, c->p, 8); c->p += 8; break;
+    case C_F32: if (b != 2 || c->end - c->p < 4) { bad = 1; break; } memcpy(f32 + r, c->p, 4); c->p += 4; break;
+    case C_DEC: { if (b != 4) bad = 1; int64_t n = len(c); dec[2 * r] = decimal_2(c->p, n); dec[2 * r + 1] = dec[2 * r] < 0 ? -1 : 0; c->p += n; break; }
+    case C_S6: { if (b != 4) bad = 1; int64_t n = len(c); var_push(&s6, r, c->p, n); c->p += n; break; }
+    case C_S7: { if (b != 4) bad = 1; int64_t n = len(c); var_push(&s7, r, c->p, n); c->p += n; break; }
+    case C_DT: { if (b != 4) bad = 1; int64_t n = len(c); dt[r] = datetime_us(c->p, n); c->p += n; break; }
+    case C_TS: {
+        if (b != 6) bad = 1;
+        int64_t n = len(c);
+        if (n != 3 || memcmp(c->p, "UTC", 3) != 0) bad = 1;   /* the zone: UTC only here */
+        c->p += n; n = len(c); tz[r] = datetime_us(c->p, n); c->p += n; break;
+    }
+    }
+}
+
+#ifdef FLOOR_TWO_PASS
+#ifndef __BMI2__
+#error "the two-pass floor reads varints with BMI2's pext"
+#endif
+/* bytes of the value of union branch b at c, without a branch on b: the sizes of every branch
+   from one word (the input has slack after it), then a table look-up; a Timestamp's second
+   string is the one case tested */
+static inline int64_t value_size(const Cur *c, int64_t b) {
+    uint64_t x = load64(c->p);
+    uint64_t stop = ~x & 0x8080808080808080ULL;
+    int64_t vsz = stop ? (__builtin_ctzll(stop) >> 3) + 1 : 9;
+    uint64_t raw = _pext_u64(x, 0x7f7f7f7f7f7f7f7fULL >> (64 - 8 * (vsz > 8 ? 8 : vsz)));
+    int64_t str = vsz + ((int64_t)(raw >> 1) ^ -(int64_t)(raw & 1));
+    int64_t sz[8] = {0, vsz, 4, 8, str, str, str, vsz};
+    int64_t s = sz[b & 7];
+    if (b == 6) { Cur t = {c->p + s, c->end}; int64_t n = len(&t); s = t.p + n - c->p; }
+    if (b < 0 || b > 7 || s < 0 || s > c->end - c->p) { bad = 1; return c->end - c->p; }
+    return s;
+}
+
+/* one map: the first pass finds each column's value (the key looked up, the value's size from
+   its branch), the second converts them in the table's column order, so that the branches on
+   the column repeat row after row instead of following Go's map order */
+static inline void image(Cur *c, int keep, uint8_t *vb, int64_t r) {
+    const uint8_t *at[NCOL]; int64_t br[NCOL];
+    for (;;) {
+        int64_t count = zz(c);
+        if (count == 0) break;
+        if (count < 0) { count = -count; zz(c); }
+        for (int64_t e = 0; e < count; e++) {
+            int64_t kn = len(c);
+            const uint8_t *k = c->p; c->p += kn;
+            int64_t b = zz(c);
+            int64_t s = value_size(c, b);
+            if (keep) {
+                int j = col_of(k, kn);
+                if (j < 0) bad = 1; else { at[j] = c->p; br[j] = b; vb[j] = b != 0; }
+            }
+            c->p += s;
+        }
+    }
+    if (!keep) return;
+    for (int j = 0; j < NCOL; j++) {
+        if (!vb[j]) continue;
+        Cur v = {at[j], c->end};
+        put(j, br[j], &v, r);
+    }
+}
+#else
+static inline void image(Cur *c, int keep, uint8_t *vb, int64_t r) {
+    for (;;) {
+        int64_t count = zz(c);
+        if (count == 0) break;
+        if (count < 0) { count = -count; zz(c); }
+        for (int64_t e = 0; e < count; e++) {
+            int64_t kn = len(c);
+            const uint8_t *k = c->p; c->p += kn;
+            int64_t b = zz(c);
+            int j = keep ? col_of(k, kn) : -1;
+            if (j < 0 || b == 0) { if (keep && j < 0) bad = 1; skip_value(c, b); continue; }
+            vb[j] = 1;
+            put(j, b, c, r);
+        }
+    }
+}
+#endif
 
 int main(int argc, char **argv) {
     long sz;
@@ -288,13 +390,13 @@ int main(int argc, char **argv) {
     }
     int64_t msgs = 0;
     for (long at = 0; at < sz; msgs++) { int32_t vn; memcpy(&vn, buf + at, 4); at += 4 + vn; }
-    int64_t *ts = malloc(8 * msgs), *id = malloc(8 * msgs), *dt = malloc(8 * msgs), *tz = malloc(8 * msgs);
-    int64_t *dec = malloc(16 * msgs);
-    uint32_t *u32 = malloc(4 * msgs); int16_t *i16 = malloc(2 * msgs);
-    double *f64 = malloc(8 * msgs); float *f32 = malloc(4 * msgs);
+    ts = malloc(8 * msgs); id = malloc(8 * msgs); dt = malloc(8 * msgs); tz = malloc(8 * msgs);
+    dec = malloc(16 * msgs); u32 = malloc(4 * msgs); i16 = malloc(2 * msgs);
+    f64 = malloc(8 * msgs); f32 = malloc(4 * msgs);
     uint8_t *valid = malloc(NCOL * msgs);
-    Var op = {malloc(8 * (msgs + 1)), malloc(8 * msgs), 0}, s6 = {malloc(8 * (msgs + 1)), malloc(sz), 0},
-        s7 = {malloc(8 * (msgs + 1)), malloc(sz), 0};
+    Var op = {malloc(8 * (msgs + 1)), malloc(8 * msgs), 0};
+    s6 = (Var){malloc(8 * (msgs + 1)), malloc(sz), 0};
+    s7 = (Var){malloc(8 * (msgs + 1)), malloc(sz), 0};
     double best = 1e9, spent = 0;
     int64_t rows = 0;
     while (spent < seconds) {
@@ -324,40 +426,8 @@ int main(int argc, char **argv) {
             int64_t r = rows;
             uint8_t *vb = valid + NCOL * r;
             memset(vb, 0, NCOL);
-            for (int image = 0; image < 2; image++) {   /* data, then old */
-                if (!zz(&c)) continue;
-                int keep = (image == 0) == (dml != 2);  /* the row: data, or old for a DELETE */
-                for (;;) {
-                    int64_t count = zz(&c);
-                    if (count == 0) break;
-                    if (count < 0) { count = -count; zz(&c); }
-                    for (int64_t e = 0; e < count; e++) {
-                        int64_t kn = len(&c);
-                        const uint8_t *k = c.p; c.p += kn;
-                        int64_t b = zz(&c);
-                        int j = keep ? col_of(k, kn) : -1;
-                        if (j < 0 || b == 0) { if (keep && j < 0) bad = 1; skip_value(&c, b); continue; }
-                        vb[j] = 1;
-                        switch (j) {
-                        case C_ID: if (b != 1) bad = 1; id[r] = zz(&c); break;
-                        case C_U32: { if (b != 1) bad = 1; int64_t x = zz(&c); if (x < 0 || x > 0xffffffffLL) bad = 1; u32[r] = (uint32_t)x; break; }
-                        case C_I16: { if (b != 1) bad = 1; int64_t x = zz(&c); if (x < -32768 || x > 32767) bad = 1; i16[r] = (int16_t)x; break; }
-                        case C_F64: if (b != 3 || c.end - c.p < 8) { bad = 1; break; } memcpy(f64 + r, c.p, 8); c.p += 8; break;
-                        case C_F32: if (b != 2 || c.end - c.p < 4) { bad = 1; break; } memcpy(f32 + r, c.p, 4); c.p += 4; break;
-                        case C_DEC: { if (b != 4) bad = 1; int64_t n2 = len(&c); dec[2 * r] = decimal_2(c.p, n2); dec[2 * r + 1] = dec[2 * r] < 0 ? -1 : 0; c.p += n2; break; }
-                        case C_S6: { if (b != 4) bad = 1; int64_t n2 = len(&c); var_push(&s6, r, c.p, n2); c.p += n2; break; }
-                        case C_S7: { if (b != 4) bad = 1; int64_t n2 = len(&c); var_push(&s7, r, c.p, n2); c.p += n2; break; }
-                        case C_DT: { if (b != 4) bad = 1; int64_t n2 = len(&c); dt[r] = datetime_us(c.p, n2); c.p += n2; break; }
-                        case C_TS: {
-                            if (b != 6) bad = 1;
-                            int64_t n2 = len(&c);
-                            if (n2 != 3 || memcmp(c.p, "UTC", 3) != 0) bad = 1;   /* the zone: UTC only here */
-                            c.p += n2; n2 = len(&c); tz[r] = datetime_us(c.p, n2); c.p += n2; break;
-                        }
-                        }
-                    }
-                }
-            }
+            for (int img = 0; img < 2; img++)           /* data, then old */
+                if (zz(&c)) image(&c, (img == 0) == (dml != 2), vb, r);   /* the row: data, or old for a DELETE */
             if (!vb[C_S6]) var_null(&s6, r);
             if (!vb[C_S7]) var_null(&s7, r);
             var_push(&op, r, (const uint8_t *)(dml == 0 ? "INSERT" : dml == 1 ? "UPDATE" : "DELETE"), 6);
@@ -631,19 +701,28 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.3, help="each contender's share of a round")
+    ap.add_argument("--two-pass", action="store_true",
+                    help="simple-avro: the floor reads each map twice (find every column's value, then "
+                         "convert in column order)")
+    ap.add_argument("--map-order", choices=("go", "table"), default="go",
+                    help="simple-avro: the order of the data/old map entries; TiCDC writes Go map order")
     args = ap.parse_args(argv)
     pin_one_core()
     import goals
     if args.protocol != "simple-json" and args.corpus != "orders10":
         raise SystemExit("the Avro floors are written for orders10 only")
-    case = goals.Case(args.protocol, args.corpus, args.rows)
+    if args.protocol != "simple-avro" and (args.two_pass or args.map_order != "go"):
+        raise SystemExit("--two-pass and --map-order are for simple-avro")
+    case = goals.Case(args.protocol, args.corpus, args.rows,
+                      avro_map_order="table" if args.map_order == "table" else None)
     source = {"avro": FLOOR_C, "simple-avro": SIMPLE_FLOOR_C, "simple-json": JSON_FLOOR_C}[args.protocol]
     with tempfile.TemporaryDirectory() as tmp:
         corpus, exe = os.path.join(tmp, "corpus.bin"), os.path.join(tmp, "floor")
         src = os.path.join(tmp, "floor.c")
         with open(src, "w") as fh:
             fh.write(source)
-        subprocess.run(["gcc", "-O3", "-march=native", "-o", exe, src], check=True)
+        subprocess.run(["gcc", "-O3", "-march=native", *(["-DFLOOR_TWO_PASS"] if args.two_pass else []),
+                        "-o", exe, src], check=True)
         write_corpus(case, corpus)
 
         def floor():
