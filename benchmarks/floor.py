@@ -11,8 +11,9 @@ TiCDC writes the map in Go map order), no plan to interpret, every read bounds-c
 value written to a preallocated column (validity bytes, offsets, int64/float/double/decimal
 values, DATETIME/TIMESTAMP text parsed to microseconds).  It leaves out what a real decoder also does: UTF-8 checks of text, error
 context (message, byte offset, column), growing builders, other schemas, the Arrow hand-over and the
-Python call.  So no decoder of these bytes can be faster than the floor on this machine; how much
-slower the core is says how much its generality costs.
+Python call.  So a decoder that reads these bytes the way the floor does cannot be faster than
+it on this machine (a different way of reading can be: see ``--two-pass``); how much slower the
+core is says how much its generality costs.
 
 The script builds the corpus, compiles the floor with the machine's ``gcc -O3 -march=native``
 (into a temporary directory; nothing is kept), checks that the floor decodes the same values as
