@@ -139,10 +139,11 @@ cdef class AvroPlan:
     cdef int32_t* wslot_id
     cdef int* wslot_plan         # -1: empty
     cdef Py_ssize_t wslot_cap
-    # the schema id found last and its plan (plans are only ever added, so it stays true): the
-    # messages of a topic mostly repeat one key and one value schema
-    cdef int32_t memo_sid
-    cdef int memo_plan
+    # the schema id found last and its plan, for keys [0] and for values [1] (plans are only ever
+    # added, so it stays true): a topic's messages mostly repeat one key and one value schema, and
+    # one memo for both missed on every message
+    cdef int32_t memo_sid[2]
+    cdef int memo_plan[2]
     cdef Buf keys
     cdef Buf scratch
     cdef int extra_error
@@ -188,7 +189,8 @@ cdef class AvroPlan:
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
         self.started = 0
-        self.memo_plan = -1
+        self.memo_plan[0] = -1
+        self.memo_plan[1] = -1
 
     @property
     def invalid_utf8_replaced(self):
@@ -823,19 +825,20 @@ cdef class AvroPlan:
         self.values_in = &self.list_values
         return self._run_loop(start, len(values), msg_base)
 
-    cdef int _known(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
-        """-1: not a framed record; -2: framed with an unknown id; else the plan index."""
+    cdef int _known(self, const uint8_t* p, Py_ssize_t n, int part) noexcept nogil:
+        """-1: not a framed record; -2: framed with an unknown id; else the plan index (part: 0 a
+        key, 1 a value)."""
         cdef int32_t sid
         if n < 5 or p[0] != 0:
             return -1
         sid = <int32_t>((<uint32_t>p[1] << 24) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 8) | p[4])
-        if sid == self.memo_sid and self.memo_plan >= 0:
-            return self.memo_plan
+        if sid == self.memo_sid[part] and self.memo_plan[part] >= 0:
+            return self.memo_plan[part]
         k = self._find_wplan(sid)
         if k < 0:
             return -2
-        self.memo_sid = sid
-        self.memo_plan = k
+        self.memo_sid[part] = sid
+        self.memo_plan[part] = k
         return k
 
     cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
@@ -849,11 +852,11 @@ cdef class AvroPlan:
         cdef uint64_t u
         # the same readiness rule as the twin: every framed id known, a decodable value form
         if kn >= 0:
-            kplan = self._known(kp, kn)
+            kplan = self._known(kp, kn, 0)
             if kplan == -2:
                 return RUN_STOP
         if vn >= 0:
-            vplan = self._known(vp, vn)
+            vplan = self._known(vp, vn, 1)
             if vplan == -2:
                 return RUN_STOP
         if vn < 0:
