@@ -319,12 +319,16 @@ static inline int64_t value_size(const Cur *c, int64_t b) {
     if (b < 0 || b > 7 || s < 0 || s > c->end - c->p) { bad = 1; return c->end - c->p; }
     return s;
 }
+#endif
 
-/* one map: the first pass finds each column's value (the key looked up, the value's size from
-   its branch), the second converts them in the table's column order, so that the branches on
-   the column repeat row after row instead of following Go's map order */
+/* one map.  By default each entry is converted as its key comes, so the branches on the column
+   follow the map's order; with FLOOR_TWO_PASS the first pass finds each column's value (the key
+   looked up, the value's size from its branch) and the second converts them in the table's
+   column order, so those branches repeat row after row instead of following Go's map order */
 static inline void image(Cur *c, int keep, uint8_t *vb, int64_t r) {
+#ifdef FLOOR_TWO_PASS
     const uint8_t *at[NCOL]; int64_t br[NCOL];
+#endif
     for (;;) {
         int64_t count = zz(c);
         if (count == 0) break;
@@ -333,39 +337,30 @@ static inline void image(Cur *c, int keep, uint8_t *vb, int64_t r) {
             int64_t kn = len(c);
             const uint8_t *k = c->p; c->p += kn;
             int64_t b = zz(c);
+#ifdef FLOOR_TWO_PASS
             int64_t s = value_size(c, b);
             if (keep) {
                 int j = col_of(k, kn);
                 if (j < 0) bad = 1; else { at[j] = c->p; br[j] = b; vb[j] = b != 0; }
             }
             c->p += s;
+#else
+            int j = keep ? col_of(k, kn) : -1;
+            if (j < 0 || b == 0) { if (keep && j < 0) bad = 1; skip_value(c, b); continue; }
+            vb[j] = 1;
+            put(j, b, c, r);
+#endif
         }
     }
+#ifdef FLOOR_TWO_PASS
     if (!keep) return;
     for (int j = 0; j < NCOL; j++) {
         if (!vb[j]) continue;
         Cur v = {at[j], c->end};
         put(j, br[j], &v, r);
     }
-}
-#else
-static inline void image(Cur *c, int keep, uint8_t *vb, int64_t r) {
-    for (;;) {
-        int64_t count = zz(c);
-        if (count == 0) break;
-        if (count < 0) { count = -count; zz(c); }
-        for (int64_t e = 0; e < count; e++) {
-            int64_t kn = len(c);
-            const uint8_t *k = c->p; c->p += kn;
-            int64_t b = zz(c);
-            int j = keep ? col_of(k, kn) : -1;
-            if (j < 0 || b == 0) { if (keep && j < 0) bad = 1; skip_value(c, b); continue; }
-            vb[j] = 1;
-            put(j, b, c, r);
-        }
-    }
-}
 #endif
+}
 
 int main(int argc, char **argv) {
     long sz;
