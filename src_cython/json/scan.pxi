@@ -512,6 +512,18 @@ cdef inline int obj_key(Cur* c, Span* key, Err* err) noexcept nogil:
     return 0
 
 
+cdef inline void plain_key_span(const Cur* c, Span* key, const uint8_t* p, Py_ssize_t qn, int ascii) noexcept nogil:
+    """The key spelled `"name":` (qn bytes, no escape) at p, as obj_key would have read it."""
+    key.p = p + 1
+    key.n = qn - 3
+    key.off = p - c.start
+    key.kind = J_STR
+    key.esc = 0
+    key.ascii = ascii
+    key.neg = 0
+    key.in_scratch = 0
+
+
 cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* quoted, Py_ssize_t qn, int ascii,
                                  Err* err) noexcept nogil:
     """obj_key when the key is probably the one spelled `quoted`: `"name":`, qn bytes, the name
@@ -522,14 +534,7 @@ cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* quoted, Py_ss
     cdef const uint8_t* p = c.pos
     if c.end - p < qn or not bytes_eq(p, quoted, qn):
         return 0
-    key.p = p + 1
-    key.n = qn - 3
-    key.off = p - c.start
-    key.kind = J_STR
-    key.esc = 0
-    key.ascii = ascii
-    key.neg = 0
-    key.in_scratch = 0
+    plain_key_span(c, key, p, qn, ascii)
     c.pos = p + qn
     skip_ws(c)
     if c.pos >= c.end:

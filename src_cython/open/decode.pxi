@@ -1108,14 +1108,7 @@ cdef class OpenPlan:
                     # by that reading, from the name on.
                     entry = c.pos
                     qn = moff[k + 1] - moff[k]
-                    e.name.p = entry + 1
-                    e.name.n = qn - 3
-                    e.name.off = entry - c.start
-                    e.name.kind = J_STR
-                    e.name.esc = 0
-                    e.name.ascii = memo.kind.data[k] == 1
-                    e.name.neg = 0
-                    e.name.in_scratch = 0
+                    plain_key_span(c, &e.name, entry, qn, memo.kind.data[k] == 1)
                     e.name_off = -1
                     e.name_len = qn - 3
                     e.bad = 0
