@@ -50,7 +50,7 @@ def _inputs(protocols, corpora, rows):
 class Worker:
     def __init__(self, python, path):
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        self.proc = subprocess.Popen([python, os.path.abspath(__file__), "--_worker", path], env=env,
+        self.proc = subprocess.Popen([os.path.abspath(python), os.path.abspath(__file__), "--_worker", path], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
         self.where = self.proc.stdout.readline().strip()
 
