@@ -327,8 +327,9 @@ def main(argv=None):
           f"Python {platform.python_version()}, pyarrow {pa.__version__}, polars-avro {version('polars-avro')}, "
           f"arro3-io {version('arro3-io')}, pysimdjson {version('pysimdjson')}; load average "
           f"{os.getloadavg()[0]:.2f}")
-    print(f"# {args.rows:,} row changes per corpus, {args.rounds} rounds of {args.budget} s per contender",
-          flush=True)
+    import ticdc_fast
+    print(f"# ticdc_fast from {os.path.dirname(ticdc_fast.__file__)}; {args.rows:,} row changes per corpus, "
+          f"{args.rounds} rounds of {args.budget} s per contender", flush=True)
     protocols = PROTOCOLS if args.protocol == "all" else (args.protocol,)
     corpora = args.corpora.split(",") + (list(OLD) if args.old else [])
     out = {"rows": args.rows, "rounds": args.rounds, "budget": args.budget, "results": {}}
