@@ -331,7 +331,7 @@ def main(argv=None):
     print(f"# ticdc_fast from {os.path.dirname(ticdc_fast.__file__)}; {args.rows:,} row changes per corpus, "
           f"{args.rounds} rounds of {args.budget} s per contender", flush=True)
     protocols = PROTOCOLS if args.protocol == "all" else (args.protocol,)
-    corpora = args.corpora.split(",") + (list(OLD) if args.old else [])
+    corpora = list(dict.fromkeys(args.corpora.split(",") + (list(OLD) if args.old else [])))
     out = {"rows": args.rows, "rounds": args.rounds, "budget": args.budget, "results": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for p in protocols:
