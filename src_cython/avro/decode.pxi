@@ -27,10 +27,6 @@ cdef enum:
     ROLE_CKVER = 6
     ROLE_BEFORE = 7
 
-cdef enum:
-    IMG_KEY = 2      # the key record uses the third image slot
-
-
 cdef struct AvBranch:
     int kind
     int dec_scale        # -1: not a decimal
@@ -40,6 +36,7 @@ cdef struct AvBranch:
     int sub_first        # record: its fields in WPlan.fields
     int sub_count
     int dec              # FieldDecoder of this branch in a typed row (DEC_CHECK: no target)
+    int gen              # GenericDecoder of this branch (generic output)
     int nulls_first      # _ticdc_before's record: the old-image targets none of its fields fill,
     int nulls_count      # WPlan.nulls[nulls_first:+nulls_count]
 
@@ -85,13 +82,32 @@ cdef enum FieldDecoder:
                         # the target's converter (plan/core.pxi)
 
 
-# How a record is read: its rows are written by decoders (typed), kept as a row image
-# (generic: rendered as text when the row is emitted), or only checked.
+# Generic output: every branch of every column field gets one of these when the plan is
+# compiled; each writes the value's text as the next entry of the map being filled.
+cdef enum GenericDecoder:
+    GEN_RENDER = 0      # the value as the row image would hold it, rendered (PlanCore._render)
+    GEN_NULL = 1        # the null branch: a null entry
+    GEN_INT = 2         # long/int of an integer column: range-checked by type, decimal text
+    GEN_FLOAT = 3       # float/double of a FLOAT/DOUBLE column: shortest text
+    GEN_TEXT = 4        # a character column's string: itself, UTF-8 checked as a value
+
+
+# How a record is read: its values are written by their decoders (typed), rendered as text
+# into a map's entries (generic), or only checked.
 cdef enum WalkMode:
     WALK_CHECK = 0
     WALK_FILL = 1       # typed; _ticdc_before fills the old image (old_image=True)
     WALK_REFILL = 2     # typed, the same record again into the old image: _ticdc_before checked
-    WALK_IMAGE = 3
+    WALK_RENDER = 3     # generic, into the map render_col; _ticdc_before into the before map
+    WALK_RERENDER = 4   # generic, the same record again into the before map: _ticdc_before checked
+
+
+# Generic rows: the map a record's entries go to, and its rank among the row's maps (the order
+# in which their values' errors are raised)
+cdef enum:
+    RANK_AFTER = 0      # the value record (a DELETE's: its before map)
+    RANK_BEFORE = 1     # _ticdc_before
+    RANK_KEY = 2        # the key record
 
 
 cdef struct WPlan:
@@ -169,8 +185,11 @@ cdef class AvroPlan:
     cdef Py_ssize_t unlisted_at      # the first DEC_UNLISTED value of the row (-1 none), its name
     cdef const uint8_t* unlisted_name
     cdef Py_ssize_t unlisted_len
-    cdef Cur fill_cur                # the record the row's targets came from, its plan
+    cdef Cur fill_cur                # the record the row's values came from, its plan
     cdef int fill_plan
+    cdef int render_col              # generic: the map a WALK_RENDER writes, its rank
+    cdef int render_rank
+    cdef int key_rendered            # generic: the row's key record is in the key map
     cdef Py_ssize_t row              # the row the current message writes
     cdef object _targets
     # the Avro protocol's own output columns: indexes in the core's column set (-1: not written)
@@ -277,7 +296,7 @@ cdef class AvroPlan:
 
     cdef int _fill_wplan(self, WPlan* p, ws, list flat_fields, list flat_branches, list symbols) except -1:
         """The fields, branches, symbols and table name of a new writer plan."""
-        cdef int k
+        cdef int k, bi
         for k, s in enumerate(symbols):
             b = s.encode("utf-8")
             p.sym_off[k] = p.syms.len
@@ -321,6 +340,11 @@ cdef class AvroPlan:
                                              <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len)
         if self.core.typed and p.own_table:
             self._compile_decoders(p)
+        elif not self.core.typed:
+            for k in range(p.fields_len):
+                for bi in range(p.fields[k].nbranch):
+                    p.branches[p.fields[k].branch0 + bi].gen = _generic_decoder(
+                        &p.fields[k], &p.branches[p.fields[k].branch0 + bi])
         return 0
 
     cdef void _compile_decoders(self, WPlan* p) noexcept:
@@ -454,11 +478,11 @@ cdef class AvroPlan:
         f.int_hi = <int64_t>hi
         f.int_width = writer_width(self.core.writers[f.target])
 
-    cdef void _defer_conversion_error(self, int j, AvField* f, Err* conv) noexcept nogil:
-        """A value that cannot be converted: the record is still read to its end (a framing
-        fault further on is reported first, as the twin reads before it converts); the row then
-        raises the error of its first target in target order (the old image's after the row's)."""
-        cdef int rank = j + (self.core.ntargets if self.old_filling else 0)
+    cdef void _defer_at(self, int rank, AvField* f, Err* conv) noexcept nogil:
+        """A value that cannot be converted or rendered: the record is still read to its end (a
+        framing fault further on is reported first, as the twin reads before it converts); the
+        row then raises the error of its lowest rank (typed: its target, the old image's after
+        the row's; generic: the RANK_* of its map)."""
         if self.conv_rank < 0 or rank < self.conv_rank:
             set_column(conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
             self.conv_err = conv[0]
@@ -467,7 +491,7 @@ cdef class AvroPlan:
     cdef inline int _deferred(self, int rc, int j, AvField* f, Err* conv) noexcept nogil:
         """A decoder's push: a conversion refusal is deferred (0), anything else returned."""
         if rc == RC_FAILED:
-            self._defer_conversion_error(j, f, conv)
+            self._defer_at(j + (self.core.ntargets if self.old_filling else 0), f, conv)
             return 0
         return rc
 
@@ -852,24 +876,22 @@ cdef class AvroPlan:
         self.before_filled = 0
         self.unlisted_at = -1
         self.fill_plan = -1
+        self.key_rendered = 0
         self.row = colset_rows(&self.core.cols, CS_OP)
         self.scratch.len = 0
-        self.core.names.len = 0
-        self.core.images[IMG_U].present = 0
-        self.core.images[IMG_P].present = 0
-        self.core.images[IMG_KEY].present = 0
 
     cdef inline int _walk_mode(self, int plan, int fills) noexcept nogil:
         """How a record of this plan is read: generic rows keep a row image; typed rows of the
         target table are written by their decoders when this record `fills` the row."""
         if not self.core.typed:
-            return WALK_IMAGE
+            return WALK_RENDER
         # plan -1: no framed record, which _read_record refuses before reading a field
         return WALK_FILL if fills and plan >= 0 and self.wplans[plan].own_table else WALK_CHECK
 
-    cdef int _read_record(self, const uint8_t* p, Py_ssize_t n, int plan, int mode, Image* img,
+    cdef int _read_record(self, const uint8_t* p, Py_ssize_t n, int plan, int mode, int fills,
                           RecInfo* info, Err* err) noexcept nogil:
-        """One framed record (a key or a value): the Confluent header, the fields, nothing after."""
+        """One framed record (a key or a value): the Confluent header, the fields, nothing after;
+        `fills`: the record the row's values come from (kept for a read again)."""
         cdef Cur c
         cdef int rc
         c.start = p
@@ -881,10 +903,10 @@ cdef class AvroPlan:
             return fail_at(err, 0, "truncated Confluent header")
         c.pos += 5
         self.cur_plan = plan
-        if mode == WALK_FILL:
+        if fills:
             self.fill_cur = c
             self.fill_plan = plan
-        rc = self._record(&c, &self.wplans[plan], 0, self.wplans[plan].nfields, mode, img, info, err)
+        rc = self._record(&c, &self.wplans[plan], 0, self.wplans[plan].nfields, mode, info, err)
         if rc < 0:
             return rc
         if c.pos != c.end:
@@ -905,51 +927,45 @@ cdef class AvroPlan:
         if kn >= 0:
             # typed output takes the key's fields only for a delete without a value record
             err.part = PART_KEY
-            rc = self._read_record(kp, kn, kplan, self._walk_mode(kplan, key_only),
-                                   &self.core.images[IMG_KEY], NULL, err)
+            self.render_col = self.col_keymap
+            self.render_rank = RANK_KEY
+            rc = self._read_record(kp, kn, kplan, self._walk_mode(kplan, key_only), key_only, NULL, err)
             if rc < 0:
                 return rc
+            self.key_rendered = not self.core.typed
         err.part = PART_VALUE
         if key_only:
             if vn >= 0 and _frame_commit_ts(vp, vn, "delete event value must be 0x03 + 8 bytes", &info, err) < 0:
                 return -1
-            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
-            return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.core.images[IMG_KEY], msg, err)
+            return self._emit(OP_DELETE, &info, kplan, -1, kplan, msg, err)
         if vp[0] == AVRO_FRAME_CHECKPOINT:
             if _frame_commit_ts(vp, vn, "checkpoint value must be 0x02 + 8 bytes", &info, err) < 0:
                 return -1
             if self.core.typed and not self.control_events:
                 return RUN_OK
-            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
-            return self._emit(OP_RESOLVED, &info, -1, -1, kplan, NULL, NULL, msg, err)
-        rc = self._read_record(vp, vn, vplan, self._walk_mode(vplan, 1), &self.core.images[IMG_U], &info, err)
+            return self._emit(OP_RESOLVED, &info, -1, -1, kplan, msg, err)
+        self.render_col = CS_AFTER
+        self.render_rank = RANK_AFTER
+        rc = self._read_record(vp, vn, vplan, self._walk_mode(vplan, 1), 1, &info, err)
         if rc < 0:
             return rc
-        fix_scratch_spans(&self.core.images[IMG_U], self.scratch.data)
-        fix_scratch_spans(&self.core.images[IMG_P], self.scratch.data)
-        fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
         op = _record_op(&info, err)
         if op < 0:
             return op
-        if op == OP_DELETE:
-            return self._emit(op, &info, vplan, vplan, kplan, NULL, &self.core.images[IMG_U], msg, err)
-        return self._emit(op, &info, vplan, vplan, kplan, &self.core.images[IMG_U],
-                          &self.core.images[IMG_P] if self.core.images[IMG_P].present else NULL, msg, err)
+        return self._emit(op, &info, vplan, vplan, kplan, msg, err)
 
-    cdef int _record(self, Cur* c, WPlan* p, int first, int count, int mode, Image* img,
-                     RecInfo* info, Err* err) noexcept nogil:
+    cdef int _record(self, Cur* c, WPlan* p, int first, int count, int mode, RecInfo* info,
+                     Err* err) noexcept nogil:
         """Read the fields [first, first + count) of one record: each union index, then its value
-        to the branch's decoder (WALK_FILL / WALK_REFILL), to the row image (WALK_IMAGE: `img`)
-        or only checked (WALK_CHECK); TiCDC's extension fields into `info` (NULL: checked)."""
+        to the branch's decoder (WALK_FILL / WALK_REFILL), as text into the map render_col
+        (WALK_RENDER / WALK_RERENDER) or only checked (WALK_CHECK); TiCDC's extension fields into
+        `info` (NULL: checked)."""
         cdef int k, bi, rc
         cdef int64_t idx
         cdef AvField* f
         cdef AvBranch* b
         cdef Span v
-        if mode == WALK_IMAGE:
-            img.present = 1
-            img.n = 0
-            img.plan = <int>(p - self.wplans)
+        cdef VarCol* mkeys = &self.core.cols.var[self.core.cols.spec[self.render_col].first_child]
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -962,8 +978,8 @@ cdef class AvroPlan:
             if f.role == ROLE_COLUMN:
                 if mode == WALK_FILL or mode == WALK_REFILL:
                     rc = self._decode(c, f, b, err)
-                elif mode == WALK_IMAGE:
-                    rc = self._image_value(c, p, k, b, img, err)
+                elif mode == WALK_RENDER or mode == WALK_RERENDER:
+                    rc = self._render_value(c, f, b, mkeys, err)
                 else:
                     v.off = c.pos - c.start
                     rc = self._value(c, f, b, &v, 1, err)
@@ -980,20 +996,82 @@ cdef class AvroPlan:
                 return -1
         return 0
 
-    cdef inline int _image_value(self, Cur* c, WPlan* p, int k, AvBranch* b, Image* img, Err* err) noexcept nogil:
-        """One column's value as the next entry of the row image (generic output)."""
-        cdef AvField* f = &p.fields[k]
-        cdef ColEntry* e
-        cdef int rc
-        if img.n == img.cap and image_make_room(img) < 0:
+    cdef inline int _render_value(self, Cur* c, AvField* f, AvBranch* b, VarCol* keys, Err* err) noexcept nogil:
+        """Generic output: one column as the next entry of the map render_col (`keys`; its values
+        follow), its name and its value's text through the branch's GenericDecoder; a value that
+        cannot be rendered is the row's deferred error."""
+        cdef WPlan* p = &self.wplans[self.cur_plan]
+        cdef VarCol* vals = keys + 1
+        cdef IntVal iv
+        cdef Span raw
+        cdef Err conv
+        cdef double x
+        cdef char txt[48]
+        cdef int rc, n, g = b.gen
+        cdef Py_ssize_t off = c.pos - c.start
+        cdef int64_t lo
+        cdef uint64_t hi
+        if var_push(keys, p.names.data + f.name_off, f.name_len) < 0:
             return _oom(err)
-        e = &img.cols[img.n]
-        _field_entry(e, p.names.data + f.name_off, f, k, c.pos - c.start)
+        self.core.cols.count[self.render_col] = self.core.cols.count[self.render_col] + 1
+        if g == GEN_INT:
+            if _avro_int(c, f, b, off, &iv, err) < 0:
+                return -1
+            int_range(f.type_code, f.flags, &lo, &hi)
+            if not int_in_range(&iv, lo, hi):
+                fail_at(&conv, off, "integer out of range")
+                self._defer_at(self.render_rank, f, &conv)
+                return 0
+            n = int_to_text(&iv, txt)
+        elif g == GEN_TEXT:
+            if avro_string(c, &raw, err) < 0:
+                return -1
+            rc = self.core._push_value_text(vals, &raw, &conv)
+            if rc == RC_FAILED:
+                self._defer_at(self.render_rank, f, &conv)
+                return 0
+            return rc
+        elif g == GEN_FLOAT:
+            if _avro_real(c, b, off, &x, err) < 0:
+                return -1
+            if f.type_code == T_FLOAT:
+                if isinf(<float>x):
+                    return fail_at(err, off, "number out of range")
+                n = float_text(<double><float>x, 32, 0, txt)
+            else:
+                n = float_text(x, 64, 0, txt)
+        elif g == GEN_NULL:
+            return _close(vals, 0, err)
+        else:
+            return self._render_other(c, f, b, vals, off, err)
+        if buf_append_short(&vals.data, txt, n) < 0:
+            return _oom(err)
+        return _close(vals, 1, err)
+
+    cdef int _render_other(self, Cur* c, AvField* f, AvBranch* b, VarCol* vals, Py_ssize_t off,
+                           Err* err) noexcept nogil:
+        """GEN_RENDER: the value read as the row image would hold it (_value), rendered at once."""
+        cdef ColEntry e
+        cdef Err conv
+        cdef int rc
+        cdef Py_ssize_t start = self.scratch.len
+        _field_entry(&e, self.wplans[self.cur_plan].names.data + f.name_off, f,
+                     <int>(f - self.wplans[self.cur_plan].fields), off)
         rc = self._value(c, f, b, &e.v, 0, err)
         if rc < 0:
             return rc
-        img.n += 1
-        return 0
+        if e.v.in_scratch:                      # text written into the scratch: now a pointer
+            e.v.p = self.scratch.data + <uintptr_t>e.v.p
+            e.v.in_scratch = 0
+        if e.v.kind == J_STR and is_character_text(e.t, e.f):
+            rc = self.core._push_value_text(vals, &e.v, &conv)
+        else:
+            rc = self.core._render_hooked(&e, vals, &conv)
+        self.scratch.len = start
+        if rc == RC_FAILED:
+            self._defer_at(self.render_rank, f, &conv)
+            return 0
+        return rc
 
     cdef int _before(self, Cur* c, WPlan* p, AvBranch* b, int mode, Err* err) noexcept nogil:
         """The `_ticdc_before` record (an UPDATE's old values): the generic before image, or with
@@ -1004,14 +1082,20 @@ cdef class AvroPlan:
             return 0
         if b.kind != AV_RECORD:
             return fail(err, c, "unexpected _ticdc_before branch")
-        if mode == WALK_IMAGE:
-            return self._record(c, p, b.sub_first, b.sub_count, WALK_IMAGE, &self.core.images[IMG_P], NULL, err)
+        if mode == WALK_RENDER:
+            self.render_col = CS_BEFORE
+            self.render_rank = RANK_BEFORE
+            rc = self._record(c, p, b.sub_first, b.sub_count, WALK_RENDER, NULL, err)
+            self.render_col = CS_AFTER
+            self.render_rank = RANK_AFTER
+            self.before_filled = 1
+            return rc
         if mode != WALK_FILL or not self.core.with_old_image:
-            return self._record(c, p, b.sub_first, b.sub_count, WALK_CHECK, NULL, NULL, err)
+            return self._record(c, p, b.sub_first, b.sub_count, WALK_CHECK, NULL, err)
         if self.core._old_image_begin(1) < 0:
             return _oom(err)
         self.old_filling = 1
-        rc = self._record(c, p, b.sub_first, b.sub_count, WALK_FILL, NULL, NULL, err)
+        rc = self._record(c, p, b.sub_first, b.sub_count, WALK_FILL, NULL, err)
         if rc == 0:
             rc = self._push_nulls(p.nulls + b.nulls_first, b.nulls_count)
         self.old_filling = 0
@@ -1254,11 +1338,7 @@ cdef class AvroPlan:
             return self._old_image_nulls(err) if self.core.with_old_image else 0
         # a DELETE's _ticdc_before record is no old image: its errors are not the row's
         if self.conv_rank >= 0 and (self.conv_rank < self.core.ntargets or op != OP_DELETE):
-            err.failed = 1
-            err.offset = self.conv_err.offset
-            memcpy(err.reason, self.conv_err.reason, 256)
-            set_column(err, <const uint8_t*>self.conv_err.column, self.conv_err.column_len)
-            return RC_FAILED
+            return self._raise_deferred(err)
         if self._push_nulls(tp.nulls, tp.ntop_nulls) < 0:
             return _oom(err)
         if not self.core.with_old_image:
@@ -1277,19 +1357,18 @@ cdef class AvroPlan:
         if self.core._old_image_begin(1) < 0:
             return _oom(err)
         self.cur_plan = self.fill_plan
-        rc = self._record(&c, tp, 0, tp.nfields, WALK_REFILL, NULL, NULL, err)
+        rc = self._record(&c, tp, 0, tp.nfields, WALK_REFILL, NULL, err)
         if rc == 0:
             rc = self._push_nulls(tp.nulls, tp.ntop_nulls)
         self.core._old_image_end()
         return rc
 
-    cdef int _emit(self, int op, RecInfo* info, int vplan, int value_id_plan, int kplan, Image* after,
-                   Image* before, Py_ssize_t msg, Err* err) noexcept nogil:
+    cdef int _emit(self, int op, RecInfo* info, int vplan, int value_id_plan, int kplan,
+                   Py_ssize_t msg, Err* err) noexcept nogil:
+        """The row's own columns, then its values' end of row (typed or generic)."""
         cdef WPlan* tp = &self.wplans[vplan] if vplan >= 0 else (&self.wplans[kplan] if kplan >= 0 else NULL)
         cdef int32_t m32
-        cdef int32_t sid
-        cdef int j, k, rc
-        cdef ColEntry* e
+        cdef int rc
         cdef ColumnSet cs = self.core.cols     # a copy: see SimplePlan._emit_dml
         if self.core.typed and op != OP_RESOLVED:
             if tp == NULL or not tp.own_table:
@@ -1336,13 +1415,44 @@ cdef class AvroPlan:
                 return _oom(err)
         elif var_push_null(&cs.var[CS_SCHEMA]) < 0 or var_push_null(&cs.var[CS_TABLE]) < 0:
             return _oom(err)
-        rc = self.core._emit_map(CS_AFTER, after, err)
-        if rc < 0:
-            return rc
-        rc = self.core._emit_map(CS_BEFORE, before, err)
-        if rc < 0:
-            return rc
-        return self.core._emit_map(self.col_keymap, &self.core.images[IMG_KEY] if self.core.images[IMG_KEY].present else NULL, err)
+        return self._finish_generic_row(op, err)
+
+    cdef int _finish_generic_row(self, int op, Err* err) noexcept nogil:
+        """The end of a generic row whose records' entries are in their maps: its deferred error,
+        then each map's row.  A DELETE's values are its before image: the record they came from
+        (the value, or a key-only DELETE's key) is read again into the before map."""
+        cdef ColumnSet* cs = &self.core.cols
+        cdef Cur c
+        cdef int rc
+        # a DELETE's _ticdc_before record is no before image: its errors are not the row's
+        if self.conv_rank >= 0 and not (op == OP_DELETE and self.conv_rank == RANK_BEFORE):
+            return self._raise_deferred(err)
+        if op == OP_DELETE:
+            colset_truncate_column(cs, CS_AFTER, self.row)
+            colset_truncate_column(cs, CS_BEFORE, self.row)
+            c = self.fill_cur
+            self.render_col = CS_BEFORE
+            self.render_rank = RANK_AFTER
+            self.cur_plan = self.fill_plan
+            rc = self._record(&c, &self.wplans[self.fill_plan], 0, self.wplans[self.fill_plan].nfields,
+                              WALK_RERENDER, NULL, err)
+            if rc < 0:
+                return rc
+            if map_close_row(cs, CS_AFTER, 0) < 0 or map_close_row(cs, CS_BEFORE, 1) < 0:
+                return _oom(err)
+        elif map_close_row(cs, CS_AFTER, op != OP_RESOLVED) < 0 or map_close_row(cs, CS_BEFORE, self.before_filled) < 0:
+            return _oom(err)
+        if map_close_row(cs, self.col_keymap, self.key_rendered) < 0:
+            return _oom(err)
+        return 0
+
+    cdef int _raise_deferred(self, Err* err) noexcept nogil:
+        """The row's deferred conversion or rendering error, now the call's."""
+        err.failed = 1
+        err.offset = self.conv_err.offset
+        memcpy(err.reason, self.conv_err.reason, 256)
+        set_column(err, <const uint8_t*>self.conv_err.column, self.conv_err.column_len)
+        return RC_FAILED
 
 
 cdef int _frame_commit_ts(const uint8_t* vp, Py_ssize_t vn, const char* why, RecInfo* info,
@@ -1376,6 +1486,21 @@ cdef int _record_op(RecInfo* info, Err* err) noexcept nogil:
     if info.has_commit_ts and info.commit_ts < 0:
         return fail_at(err, info.commit_ts_at, "commit ts out of range")
     return op
+
+
+cdef int _generic_decoder(const AvField* f, const AvBranch* b) noexcept nogil:
+    """The GenericDecoder of one branch of a column: its text written at once where _value and
+    PlanCore._render would come to it simply, else GEN_RENDER."""
+    cdef int tk = TYPE_KIND[f.type_code]
+    if b.kind == AV_NULL:
+        return GEN_NULL
+    if (b.kind == AV_INT or b.kind == AV_LONG) and (tk == K_INT or tk == K_UINT):
+        return GEN_INT
+    if (b.kind == AV_FLOAT or b.kind == AV_DOUBLE) and (f.type_code == T_FLOAT or f.type_code == T_DOUBLE):
+        return GEN_FLOAT
+    if b.kind == AV_STRING and is_character_text(f.type_code, f.flags):
+        return GEN_TEXT
+    return GEN_RENDER
 
 
 cdef inline void _raw_int_span(Span* v, int neg, uint64_t mag) noexcept nogil:

@@ -27,7 +27,6 @@ cdef struct Span:
     Py_ssize_t n         # strings: bytes between the quotes
     Py_ssize_t off       # offset of the value in the message (for errors)
     int kind
-    int scale            # J_RAWDEC (Avro decimal bytes): the decimal's scale
     int esc              # string holds backslash escapes
     int ascii            # string's raw bytes are all < 0x80
     int neg              # number starts with '-'
