@@ -161,7 +161,13 @@ def compile_writer_schema(schema_id: int, text: str, same: dict | None = None) -
         fields = doc.get("fields", ())
         if not isinstance(fields, list):
             raise SchemaProblem("'fields' is not a list")
-        fields = _same(same, tuple(_field(f, named, same) for f in fields))
+        # the fields compile to what their JSON says alone (the record's name is not theirs to
+        # name): fields written the same way as a schema compiled before are its fields
+        key = ("fields", orjson.dumps(fields))
+        compiled = same.get(key)
+        if compiled is None:
+            compiled = same[key] = _same(same, tuple(_field(f, named, same) for f in fields))
+        fields = compiled
         ns = doc.get("namespace") or ""
         _, dot, database = str(ns).partition(".")
         return WriterSchema(schema_id, database if dot else None, str(doc["name"]), fields, text)
