@@ -145,8 +145,9 @@ def bench_bombs(impl: str) -> None:
 
 # ------------------------------------------------------------------------------------ router
 def _deep(size: int) -> bytes:
+    """``{"version"`` then ``{"a":`` nested to ``size`` bytes (malformed at byte 10: no colon)."""
     head = b'{"version"'
-    return head + b':{"a":' * ((size - len(head)) // 6)
+    return head + b'{"a":' * ((size - len(head)) // 5)
 
 
 def bench_router(impl: str, repeat: int) -> None:
