@@ -11,7 +11,8 @@ memory; Linux ``/proc/self/status``), by a decoder and by ``compression.decompre
 
 ``python benchmarks/hostile_inputs.py router``: seconds to refuse a malformed simple-JSON message
 (``{"version"`` then deep ``{"a":`` nesting) with ``tables=`` and with a single-table decoder, by
-size; the goal is that both refuse it as soon as the single-table decoder does.
+size; the goal is that both refuse it as soon as the single-table decoder does.  The same for the
+open protocol (a key ``{"ts":1,"scm"`` then deep nesting).
 
 ``all`` runs the three.  ``--implementation cython|python`` picks the decoder (default cython).
 """
@@ -178,6 +179,36 @@ def bench_router(impl: str, repeat: int) -> None:
               flush=True)
 
 
+def bench_open_router(impl: str, repeat: int) -> None:
+    import ticdc_fast
+
+    schema = pa.schema([("id", pa.int64())])
+    print(f"open protocol, refusing a key {{\"ts\":1,\"scm\" + deep nesting ({impl}; best of {repeat})")
+    print(f"{'size':>8} {'single-table s':>15} {'tables= s':>10}  error")
+    for size in (MIB // 8, MIB, 4 * MIB):
+        body = b'{"ts":1,"scm"' + b'{"a":' * ((size - 13) // 5)
+        key = (1).to_bytes(8, "big") + len(body).to_bytes(8, "big") + body
+        value = (2).to_bytes(8, "big") + b"{}"
+        times, errors = {}, {}
+        for label, make in (("single", lambda: ticdc_fast.OpenDecoder(table="db.t", schema=schema,
+                                                                        implementation=impl)),
+                            ("tables", lambda: ticdc_fast.OpenDecoder(tables={"db.t": schema},
+                                                                        implementation=impl))):
+            best = float("inf")
+            for _ in range(repeat):
+                dec = make()
+                t0 = time.perf_counter()
+                try:
+                    dec.decode([key], [value])
+                except ticdc_fast.DecodeError as exc:
+                    errors[label] = f"byte {exc.byte_offset}: {str(exc)[:50]}"
+                best = min(best, time.perf_counter() - t0)
+            times[label] = best
+        same = "same" if errors.get("single") == errors.get("tables") else f"DIFFERENT: {errors}"
+        print(f"{size / MIB:7.3g}M {times['single']:15.4f} {times['tables']:10.4f}  {errors.get('single')} ({same})",
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("avro-ids", "bombs", "router", "all"))
@@ -190,6 +221,7 @@ def main() -> None:
         bench_bombs(args.implementation)
     if args.what in ("router", "all"):
         bench_router(args.implementation, args.repeat)
+        bench_open_router(args.implementation, args.repeat)
 
 
 if __name__ == "__main__":

@@ -6,14 +6,12 @@ partial file; outputs follow the umask; ``--on-error skip|dead_letter`` leave ma
 lines out, counted, with their line numbers."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 
 import pyarrow.parquet as pq
@@ -213,3 +211,27 @@ def test_a_malformed_capture_line_fails_the_default_policy_naming_it(tmp_path, m
     assert line == (f"error: {tmp_path / 'in.jsonl'}:7: not a kcat -J record (offset is not a 64-bit integer) "
                     f"(no output written: {out} not created)")
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
+
+
+def test_ctrl_c_while_capture_waits_for_a_broker_is_one_line_exit_130_no_file(tmp_path):
+    with socket.socket() as silent:     # accepts connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        proc = subprocess.Popen(CLI + ["capture", "--bootstrap", f"127.0.0.1:{port}", "--topic", "t",
+                                       "-o", "c.jsonl", "--kafka-timeout", "60"],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        try:
+            deadline = time.monotonic() + 60
+            while not any(n.endswith(".partial") for n in os.listdir(tmp_path)):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.05)
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130 and out == ""
+    assert err.splitlines() == ["interrupted: ticdc-fast capture stopped (no output written: c.jsonl not created)"]
+    assert os.listdir(tmp_path) == []

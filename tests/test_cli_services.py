@@ -4,7 +4,6 @@ script using ``LocalKafkaBroker`` that is ended by a signal takes its Tansu chil
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import socket
