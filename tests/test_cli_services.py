@@ -147,3 +147,20 @@ def test_broker_on_a_port_in_use_is_one_line():
     assert res.returncode == 1
     (line,) = res.stderr.splitlines()
     assert line.startswith("error: the broker did not start: ")
+
+
+def test_the_readme_broker_command_runs_as_written():
+    """The README's command (on a free port instead of 9092, which may be taken here)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (command,) = re.findall(r"`\.venv/bin/ticdc-fast (broker [^`]*)`", readme)
+    assert command == "broker --topic tidb-open --example-rows 1000"
+    proc, lines = _start(command.split() + ["--port", "0"])
+    try:
+        bootstrap = lines[0].rsplit(" ", 1)[1]
+        assert lines[1].startswith("  topic tidb-open: 1 partition, ")
+        messages = [m for chunk in consume_all(bootstrap, "tidb-open") for m in zip(chunk[0], chunk[1])]
+        assert messages == OpenEncoder().encode(realistic_changefeed(1000, seed=1))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0

@@ -106,11 +106,13 @@ def _is_local(master: str) -> bool:
 
 def _worker_python(spark) -> None:
     """Make Spark's Python workers and data-source planners run an interpreter that has
-    ``ticdc_fast``: with neither ``PYSPARK_PYTHON`` nor ``spark.pyspark.python`` set, on a local
-    master, the driver's own (``sys.executable``: Spark's default is the ``python3`` on
-    ``PATH``, which need not be it).  Otherwise the interpreter Spark will start is checked
-    where it can be (on this machine), and one that cannot import the package is a
-    ``WorkerPythonError`` naming it and the setting to change, before any job runs."""
+    ``ticdc_fast``.  With neither ``PYSPARK_PYTHON`` nor ``spark.pyspark.python`` set, on a
+    local master: the driver's own (``sys.executable``; Spark's default is the ``python3`` on
+    ``PATH``, which need not be it).  An interpreter set on a local master, or Spark's default on
+    a cluster (the data sources' planners run beside the driver), is checked on this machine, and
+    one that cannot import the package is a ``WorkerPythonError`` naming it and the setting to
+    change, before any job runs; one set for a cluster's nodes is theirs, and trusted."""
+    import shutil
     import sys
 
     try:
@@ -119,18 +121,20 @@ def _worker_python(spark) -> None:
     except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext, workers are remote
         return
     configured = conf.get("spark.pyspark.python", None)
+    local = _is_local(sc.master)
     if os.environ.get("PYSPARK_PYTHON"):
         setting = f"PYSPARK_PYTHON={os.environ['PYSPARK_PYTHON']}"
     elif configured:
         setting = f"spark.pyspark.python={configured}"
         sc.pythonExec = configured
-    elif _is_local(sc.master):
+    elif local:
         sc.pythonExec = sys.executable
         return
     else:
         setting = "neither PYSPARK_PYTHON nor spark.pyspark.python set"
+    if not local and (os.environ.get("PYSPARK_PYTHON") or configured):
+        return
     python = sc.pythonExec
-    import shutil
     found = shutil.which(python)
     if found is not None and os.path.abspath(found) == os.path.abspath(sys.executable):
         return      # (not the real path: a venv's python is a link to an interpreter without it)
