@@ -69,6 +69,7 @@ def consume_all(bootstrap: str, topic: str, chunk: int = 50_000, timeout: float 
                   "reconnect.backoff.max.ms": 1000})
     try:
         md = _metadata(c, bootstrap, topic, timeout, errors)
+        errors.all_down = False      # from here on it means the brokers went away
         tmd = md.topics.get(topic)
         if tmd is None or tmd.error is not None or not tmd.partitions:
             raise TopicNotFoundError(f"topic {topic!r} not found on {bootstrap}")
@@ -110,18 +111,22 @@ def consume_all(bootstrap: str, topic: str, chunk: int = 50_000, timeout: float 
 
 
 def _metadata(c, bootstrap: str, topic: str, timeout: float, errors: _Errors):
-    """The topic's metadata; a refused or unresolvable bootstrap list fails as soon as librdkafka
-    says every broker is down, anything else at ``timeout``."""
+    """The topic's metadata; a refused or unresolvable bootstrap list fails about a second after
+    librdkafka says every broker is down, anything else at ``timeout``."""
     from confluent_kafka import KafkaException
 
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    deadline = start + timeout
+    # every broker down: given a second first (a name's other addresses are tried in turn)
+    grace = start + min(timeout, 1.0)
     while True:
         step = max(0.05, min(0.5, deadline - time.monotonic()))
         try:
             return c.list_topics(topic, timeout=step)
         except KafkaException as exc:
             c.consume(num_messages=1, timeout=0)     # serves error_cb (nothing is assigned yet)
-            if errors.all_down or time.monotonic() >= deadline:
+            now = time.monotonic()
+            if (errors.all_down and now >= grace) or now >= deadline:
                 err = exc.args[0] if exc.args else None
                 raise _unreachable(bootstrap, errors.text(
                     err.str() if err is not None else f"no answer within {timeout:g} s")) from None
