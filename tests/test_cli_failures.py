@@ -235,3 +235,19 @@ def test_ctrl_c_while_capture_waits_for_a_broker_is_one_line_exit_130_no_file(tm
     assert proc.returncode == 130 and out == ""
     assert err.splitlines() == ["interrupted: ticdc-fast capture stopped (no output written: c.jsonl not created)"]
     assert os.listdir(tmp_path) == []
+
+
+def test_librdkafka_lines_go_to_the_debug_logger_and_the_error_is_raised_once(caplog):
+    import logging
+
+    from ticdc_fast.kafka_io import KafkaUnreachableError, consume_all
+
+    port = _closed_port()
+    caplog.set_level(logging.DEBUG, logger="ticdc_fast.kafka")
+    t0 = time.monotonic()
+    with pytest.raises(KafkaUnreachableError, match=rf"^cannot reach Kafka at 127\.0\.0\.1:{port}: .*Connection refused"):
+        list(consume_all(f"127.0.0.1:{port}", "t", timeout=5))
+    assert time.monotonic() - t0 < 5
+    records = [r for r in caplog.records if r.name == "ticdc_fast.kafka"]
+    assert records and {r.levelno for r in records} == {logging.DEBUG}
+    assert any("Connection refused" in r.getMessage() for r in records)
