@@ -251,3 +251,17 @@ def test_librdkafka_lines_go_to_the_debug_logger_and_the_error_is_raised_once(ca
     records = [r for r in caplog.records if r.name == "ticdc_fast.kafka"]
     assert records and {r.levelno for r in records} == {logging.DEBUG}
     assert any("Connection refused" in r.getMessage() for r in records)
+
+
+def test_an_output_that_is_a_directory_or_cannot_be_written_is_named_first(tmp_path, messages):
+    _capture(tmp_path / "in.jsonl", messages[:5])
+    (tmp_path / "taken").mkdir()
+    res, _ = _run(["decode", "--protocol", "open", "--input", "in.jsonl", "-o", "taken"], tmp_path)
+    assert res.returncode == 1
+    assert res.stderr.splitlines() == ["error: the output taken is a directory; nothing was read"]
+    # /sys: a directory no one can create files in (root neither), as a read-only or foreign one
+    res, _ = _run(["decode", "--protocol", "open", "--input", "in.jsonl", "-o", "/sys/out.parquet"], tmp_path)
+    assert res.returncode == 1
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("error: cannot write in the output directory /sys: ") and line.endswith("; nothing was read")
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "taken"]

@@ -43,8 +43,14 @@ class _Output:
         if not os.path.isdir(directory):
             raise SystemExit(f"error: the output directory {directory} does not exist "
                              f"(for {path}); nothing was read")
-        fd, self.partial = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".partial",
-                                            dir=directory)
+        if os.path.isdir(path):
+            raise SystemExit(f"error: the output {path} is a directory; nothing was read")
+        try:
+            fd, self.partial = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".partial",
+                                                dir=directory)
+        except OSError as exc:
+            raise SystemExit(f"error: cannot write in the output directory {directory}: "
+                             f"{exc.strerror or exc}; nothing was read") from None
         os.close(fd)
         umask = os.umask(0o022)
         os.umask(umask)
