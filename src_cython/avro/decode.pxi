@@ -30,9 +30,6 @@ cdef enum:
 cdef enum:
     IMG_KEY = 2      # the key record uses the third image slot
 
-cdef enum:
-    J_RAWDEC = 22    # typed mode: the span is the unscaled two's complement bytes, `scale` its scale
-
 
 cdef struct AvBranch:
     int kind
@@ -42,6 +39,9 @@ cdef struct AvBranch:
     int nsym
     int sub_first        # record: its fields in WPlan.fields
     int sub_count
+    int dec              # FieldDecoder of this branch in a typed row (DEC_CHECK: no target)
+    int nulls_first      # _ticdc_before's record: the old-image targets none of its fields fill,
+    int nulls_count      # WPlan.nulls[nulls_first:+nulls_count]
 
 
 cdef struct AvField:
@@ -55,28 +55,43 @@ cdef struct AvField:
     Py_ssize_t name_off
     Py_ssize_t name_len
     uint64_t hash
-    int direct             # typed, target table: D_* when the value goes straight to its column
-    int target
-    # D_INT: the Avro longs that fit both the column's type and the target (and an int branch's
-    # 32 bits), stored at int_width bytes without further checks; 0: always the checked path
+    int target             # typed: the target this field fills, -1 none
+    # DEC_INT: the Avro longs that fit both the column's type and the target (and an int
+    # branch's 32 bits), stored at int_width bytes without further checks; 0: always checked
     int int_width
     int64_t int_lo
     int64_t int_hi
 
 
-cdef enum:
-    D_NONE = 0
-    D_INT = 1       # long/int of an integer column into an integer target (ranges checked)
-    D_F64 = 2       # DOUBLE (double) or FLOAT (float) column into float64: cannot fail
-    D_BLOB = 3      # BLOB bytes into a binary target: the bytes themselves
-    D_STR = 4       # a text column's string into a string target: UTF-8 checked as a value
-    D_CONV = 5      # any other column: read as a span and converted at once by the target's
-                    # converter, as _emit_typed would convert it from the row image
-    D_F32 = 6       # FLOAT (float) column into float32: exact, cannot fail
-    D_DEC = 7       # DECIMAL bytes into decimal128: the limbs at once when the scale is the
-                    # target's and the digits fit its precision, else as D_CONV
-    D_WALL = 8      # a DATE/DATETIME/TIMESTAMP string into a timestamp: parsed as the
-                    # converter parses it (TIMESTAMP made UTC), without the span in between
+# Typed output: every branch of every column field of a plan whose rows are output gets one
+# decoder when the plan is compiled (_branch_decoder), from the column's type, the branch's Avro
+# kind and the target's writer.  The record walk reads the union index and hands the value to
+# that decoder, which writes the target's builder (the old image's builders inside
+# _ticdc_before); a value it cannot convert is kept as the row's deferred error.
+cdef enum FieldDecoder:
+    DEC_CHECK = 0       # read and checked, written nowhere (no target, or a row not output)
+    DEC_UNLISTED = 1    # a column the target schema lacks: checked, its place kept for
+                        # extra_columns="error"
+    DEC_NULL = 2        # the null branch: a null in the target
+    DEC_INT = 3         # long/int of an integer column into an integer target (ranges checked)
+    DEC_F64 = 4         # DOUBLE (double) or FLOAT (float) column into float64: cannot fail
+    DEC_F32 = 5         # FLOAT (float) column into float32: exact, cannot fail
+    DEC_BLOB = 6        # BLOB bytes into a binary target: the bytes themselves
+    DEC_STR = 7         # a text column's string into a string target: UTF-8 checked as a value
+    DEC_DECIMAL = 8     # DECIMAL bytes into decimal128: the limbs at once when the scale is the
+                        # target's and the digits fit its precision, else by the text rules
+    DEC_WALL = 9        # a DATE/DATETIME/TIMESTAMP string into a timestamp (TIMESTAMP made UTC)
+    DEC_TEXT_RULES = 10 # anything else: the value as the row image would hold it, converted by
+                        # the target's converter (plan/core.pxi)
+
+
+# How a record is read: its rows are written by decoders (typed), kept as a row image
+# (generic: rendered as text when the row is emitted), or only checked.
+cdef enum WalkMode:
+    WALK_CHECK = 0
+    WALK_FILL = 1       # typed; _ticdc_before fills the old image (old_image=True)
+    WALK_REFILL = 2     # typed, the same record again into the old image: _ticdc_before checked
+    WALK_IMAGE = 3
 
 
 cdef struct WPlan:
@@ -88,14 +103,12 @@ cdef struct WPlan:
     Buf names
     Buf syms
     int64_t* sym_off
-    int* field_target      # per flat field: typed target index, -1 if none
-    int* tfield            # per target: the top-level column field that fills it, -1 if none
-    int* entry_at          # per flat field: its entry in the image last read with this plan
+    int* nulls             # typed: the targets no top-level field fills (nulls[0:ntop_nulls]),
+    int ntop_nulls         # then each _ticdc_before record's (AvBranch.nulls_first)
+    int nnulls
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
     int own_table          # typed: its (database, table) is the target table, looked up once
-    int direct             # some fields of this (value) plan are written straight to their targets
-    int all_direct         # ... and every target has such a field: _emit_typed has nothing left
 
 
 cdef struct RecInfo:
@@ -116,9 +129,7 @@ cdef void _free_wplan(WPlan* p) noexcept nogil:
     free(p.fields)
     free(p.branches)
     free(p.sym_off)
-    free(p.field_target)
-    free(p.tfield)
-    free(p.entry_at)
+    free(p.nulls)
     buf_free(&p.names)
     buf_free(&p.syms)
 
@@ -149,14 +160,18 @@ cdef class AvroPlan:
     cdef int extra_error
     cdef int control_events          # typed: also write the rows of control events
     cdef int cur_plan
-    cdef int direct[3]           # per image (IMG_*): its typed fields went straight to their columns
-    # typed: the message is another table's, which the output leaves out; its records are read
-    # and checked as any other (the same errors), but their values fill no image
-    cdef int check_only
-    # a direct column's conversion error, raised when _emit_typed reaches its target (-1: none):
-    # every column converts in target order after the whole record is read, as in the twin
-    cdef int conv_target
+    # the row's first conversion error, raised once the whole record is read, as the twin
+    # converts after reading: ranked by target (the old image's after the row's), -1 none
+    cdef int conv_rank
     cdef Err conv_err
+    cdef int old_filling             # a typed walk is inside _ticdc_before (old image builders)
+    cdef int before_filled           # this row's _ticdc_before record filled the old image
+    cdef Py_ssize_t unlisted_at      # the first DEC_UNLISTED value of the row (-1 none), its name
+    cdef const uint8_t* unlisted_name
+    cdef Py_ssize_t unlisted_len
+    cdef Cur fill_cur                # the record the row's targets came from, its plan
+    cdef int fill_plan
+    cdef Py_ssize_t row              # the row the current message writes
     cdef object _targets
     # the Avro protocol's own output columns: indexes in the core's column set (-1: not written)
     cdef int col_keymap
@@ -247,11 +262,9 @@ cdef class AvroPlan:
         p.fields = <AvField*>calloc(max(p.fields_len, 1), sizeof(AvField))
         p.branches = <AvBranch*>calloc(max(len(flat_branches), 1), sizeof(AvBranch))
         p.sym_off = <int64_t*>calloc(len(symbols) + 1, sizeof(int64_t))
-        p.field_target = <int*>calloc(max(p.fields_len, 1), sizeof(int))
-        p.tfield = <int*>calloc(max(self.core.ntargets, 1), sizeof(int))
-        p.entry_at = <int*>calloc(max(p.fields_len, 1), sizeof(int))
-        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.field_target == NULL \
-                or p.tfield == NULL or p.entry_at == NULL:
+        # the targets no field fills: at most every target for the record and for _ticdc_before
+        p.nulls = <int*>calloc(max(2 * self.core.ntargets, 1), sizeof(int))
+        if p.fields == NULL or p.branches == NULL or p.sym_off == NULL or p.nulls == NULL:
             _free_wplan(p)
             no_memory("the fields of an Avro writer plan")
         try:
@@ -291,29 +304,9 @@ cdef class AvroPlan:
             p.fields[k].name_off = p.names.len
             p.fields[k].name_len = len(nb)
             p.fields[k].hash = name_hash(<const uint8_t*><const char*>nb, len(nb))
-            p.field_target[k] = self.core._target_by_name(<const uint8_t*><const char*>nb, len(nb))
+            p.fields[k].target = self.core._target_by_name(<const uint8_t*><const char*>nb, len(nb))
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
                 no_memory("the field names of an Avro writer plan")
-        for k in range(self.core.ntargets):
-            p.tfield[k] = -1
-        for k in range(p.nfields):
-            if p.fields[k].role == ROLE_COLUMN and p.field_target[k] >= 0:
-                p.tfield[p.field_target[k]] = k
-        # old_image=True: no direct writes; a DELETE's row is converted twice (columns and
-        # `_before`) from its image, which direct fields would never reach
-        if self.core.typed and not self.core.with_old_image and ws.database is not None \
-                and ws.database.encode("utf-8") == self.core.schema_name and ws.table.encode("utf-8") == self.core.table_name:
-            for k in range(p.nfields):
-                p.fields[k].direct = self._direct_kind(p, k)
-                p.fields[k].target = p.field_target[k]
-                if p.fields[k].direct == D_INT:
-                    self._int_bounds(p, k)
-                if p.fields[k].direct != D_NONE:
-                    p.direct = 1
-            p.all_direct = p.direct
-            for k in range(self.core.ntargets):
-                if p.tfield[k] < 0 or p.fields[p.tfield[k]].direct == D_NONE:
-                    p.all_direct = 0
         db = None if ws.database is None else ws.database.encode("utf-8")
         tb = ws.table.encode("utf-8")
         p.db_off = self.keys.len
@@ -326,7 +319,56 @@ cdef class AvroPlan:
             no_memory("a table name")
         p.own_table = self.core.is_own_table(<const uint8_t*>(self.keys.data + p.db_off), p.db_len,
                                              <const uint8_t*>(self.keys.data + p.tbl_off), p.tbl_len)
+        if self.core.typed and p.own_table:
+            self._compile_decoders(p)
         return 0
+
+    cdef void _compile_decoders(self, WPlan* p) noexcept:
+        """Typed rows of the target table: a decoder for every branch of the top-level columns
+        and (old_image=True) of _ticdc_before's fields, and the targets each record leaves null."""
+        cdef int k, bi
+        cdef AvBranch* b
+        p.ntop_nulls = self._compile_fields(p, 0, p.nfields, 1, 0)
+        p.nnulls = p.ntop_nulls
+        if not self.core.with_old_image:
+            return
+        for k in range(p.nfields):
+            if p.fields[k].role != ROLE_BEFORE:
+                continue
+            for bi in range(p.fields[k].nbranch):
+                b = &p.branches[p.fields[k].branch0 + bi]
+                if b.kind == AV_RECORD:
+                    b.nulls_first = p.nnulls
+                    b.nulls_count = self._compile_fields(p, b.sub_first, b.sub_count, 0, p.nnulls)
+                    p.nnulls += b.nulls_count
+
+    cdef int _compile_fields(self, WPlan* p, int first, int count, int top, int nulls_at) noexcept:
+        """Decoders of the column fields [first, first + count) of one record; the targets they
+        leave unfilled go to p.nulls[nulls_at:] (their count is returned).  Of two fields with
+        one target the last fills it, as the row image's last entry would."""
+        cdef int k, j, bi, n = 0
+        cdef AvField* f
+        for j in range(self.core.ntargets):
+            self.core.present[j] = -1
+        for k in range(first, first + count):
+            if p.fields[k].role == ROLE_COLUMN and p.fields[k].target >= 0:
+                self.core.present[p.fields[k].target] = k
+        for k in range(first, first + count):
+            f = &p.fields[k]
+            if f.role != ROLE_COLUMN:
+                continue
+            for bi in range(f.nbranch):
+                if f.target >= 0 and self.core.present[f.target] == k:
+                    p.branches[f.branch0 + bi].dec = self._branch_decoder(p, f, &p.branches[f.branch0 + bi])
+                    if p.branches[f.branch0 + bi].dec == DEC_INT:
+                        self._int_bounds(p, f)
+                else:
+                    p.branches[f.branch0 + bi].dec = DEC_UNLISTED if top and f.target < 0 else DEC_CHECK
+        for j in range(self.core.ntargets):
+            if self.core.present[j] < 0:
+                p.nulls[nulls_at + n] = j
+                n += 1
+        return n
 
     cdef int _reserve_id_slots(self, Py_ssize_t n) except -1:
         """Room for n ids at a load factor of at most 1/2 (rehashing every plan when growing)."""
@@ -363,47 +405,35 @@ cdef class AvroPlan:
         self.wslot_id[s] = sid
         self.wslot_plan[s] = plan
 
-    cdef int _direct_kind(self, WPlan* p, int k):
-        """D_* for a top-level column whose every non-null branch can be written straight to its
-        target while the record is read (same values and errors as the span → converter path)."""
-        cdef AvField* f = &p.fields[k]
-        cdef int j = p.field_target[k], w, kind, bi, found = D_NONE, this
+    cdef int _branch_decoder(self, WPlan* p, AvField* f, AvBranch* b) noexcept:
+        """The decoder of one branch of a column field with a target: written straight to the
+        target where the kinds allow, else by the text rules (same values and errors either way)."""
+        cdef int w = self.core.writers[f.target], kind = b.kind
         cdef int tk = TYPE_KIND[f.type_code]
-        if f.role != ROLE_COLUMN or j < 0:
-            return D_NONE
-        w = self.core.writers[j]
-        for bi in range(f.nbranch):
-            kind = p.branches[f.branch0 + bi].kind
-            if kind == AV_NULL:
-                continue
-            if (kind == AV_LONG or kind == AV_INT) and (tk == K_INT or tk == K_UINT) \
-                    and W_INT8 <= w <= W_UINT64 and f.type_code != T_BIT:
-                this = D_INT
-            elif w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == T_DOUBLE) or (kind == AV_FLOAT and f.type_code == T_FLOAT)):
-                this = D_F64
-            elif w == W_FLOAT32 and kind == AV_FLOAT and f.type_code == T_FLOAT:
-                this = D_F32
-            elif w == W_DECIMAL128 and (kind == AV_BYTES or kind == AV_FIXED) and f.type_code == T_NEWDECIMAL:
-                this = D_DEC
-            elif kind == AV_STRING and tk == K_TEXT and w == W_STRING and not (f.flags & FLAG_BINARY):
-                this = D_STR
-            elif kind == AV_STRING and (tk == K_DATE or tk == K_DATETIME or tk == K_TIMESTAMP) and w == W_TIMESTAMP:
-                this = D_WALL
-            elif kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
-                    and p.branches[f.branch0 + bi].dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
-                this = D_BLOB
-            else:
-                return D_CONV
-            if found != D_NONE and found != this:
-                return D_CONV
-            found = this
-        return D_CONV if found == D_NONE else found
+        if kind == AV_NULL:
+            return DEC_NULL
+        if (kind == AV_LONG or kind == AV_INT) and (tk == K_INT or tk == K_UINT) \
+                and W_INT8 <= w <= W_UINT64 and f.type_code != T_BIT:
+            return DEC_INT
+        if w == W_FLOAT64 and ((kind == AV_DOUBLE and f.type_code == T_DOUBLE) or (kind == AV_FLOAT and f.type_code == T_FLOAT)):
+            return DEC_F64
+        if w == W_FLOAT32 and kind == AV_FLOAT and f.type_code == T_FLOAT:
+            return DEC_F32
+        if w == W_DECIMAL128 and (kind == AV_BYTES or kind == AV_FIXED) and f.type_code == T_NEWDECIMAL:
+            return DEC_DECIMAL
+        if kind == AV_STRING and tk == K_TEXT and w == W_STRING and not (f.flags & FLAG_BINARY):
+            return DEC_STR
+        if kind == AV_STRING and (tk == K_DATE or tk == K_DATETIME or tk == K_TIMESTAMP) and w == W_TIMESTAMP:
+            return DEC_WALL
+        if kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
+                and b.dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
+            return DEC_BLOB
+        return DEC_TEXT_RULES
 
-    cdef void _int_bounds(self, WPlan* p, int k):
-        """The unchecked range of a D_INT field: the longs its column type, its target writer and
-        (an int branch) 32 bits all admit.  A BIGINT UNSIGNED column in long mode carries its
+    cdef void _int_bounds(self, WPlan* p, AvField* f) noexcept:
+        """The unchecked range of a DEC_INT field: the longs its column type, its target writer
+        and (an int branch) 32 bits all admit.  A BIGINT UNSIGNED column in long mode carries its
         uint64 as the long's bits, so it always takes the checked path."""
-        cdef AvField* f = &p.fields[k]
         cdef int64_t lo, wlo
         cdef uint64_t hi, whi
         cdef int bi
@@ -425,56 +455,54 @@ cdef class AvroPlan:
         f.int_width = writer_width(self.core.writers[f.target])
 
     cdef void _defer_conversion_error(self, int j, AvField* f, Err* conv) noexcept nogil:
-        """A direct value that cannot be converted: the record is still read to its end (a
-        framing fault further on is reported first, as the twin reads before it converts), and
-        _emit_typed raises this error when it reaches target j, in target order."""
-        if self.conv_target < 0 or j < self.conv_target:
+        """A value that cannot be converted: the record is still read to its end (a framing
+        fault further on is reported first, as the twin reads before it converts); the row then
+        raises the error of its first target in target order (the old image's after the row's)."""
+        cdef int rank = j + (self.core.ntargets if self.old_filling else 0)
+        if self.conv_rank < 0 or rank < self.conv_rank:
             set_column(conv, self.wplans[self.cur_plan].names.data + f.name_off, f.name_len)
             self.conv_err = conv[0]
-            self.conv_target = j
+            self.conv_rank = rank
 
-    cdef int _direct_convert(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
-        """D_CONV: the value read into a one-off row entry (the fields _record gives an image
-        entry) and handed to the target's converter straight away."""
-        cdef ColEntry tmp
+    cdef inline int _deferred(self, int rc, int j, AvField* f, Err* conv) noexcept nogil:
+        """A decoder's push: a conversion refusal is deferred (0), anything else returned."""
+        if rc == RC_FAILED:
+            self._defer_conversion_error(j, f, conv)
+            return 0
+        return rc
+
+    cdef int _decode_text_rules(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """DEC_TEXT_RULES: the value read as the row image would hold it (_value) and handed to
+        the target's converter at once."""
+        cdef ColEntry tmp, txt_entry
+        cdef char txt[400]
         cdef Err conv
         cdef int rc
         cdef Py_ssize_t start = self.scratch.len
-        tmp.name.p = self.wplans[self.cur_plan].names.data + f.name_off
-        tmp.name.n = f.name_len
-        tmp.name.esc = 0
-        tmp.name.ascii = 0
-        tmp.name_off = -1
-        tmp.name_len = f.name_len
-        tmp.hash = f.hash
-        tmp.t = f.type_code
-        tmp.f = f.flags
-        tmp.has_t = 1
-        tmp.col = <int>(f - self.wplans[self.cur_plan].fields)
-        tmp.zone = -1
+        _field_entry(&tmp, self.wplans[self.cur_plan].names.data + f.name_off, f,
+                     <int>(f - self.wplans[self.cur_plan].fields), off)
         tmp.tgt = -2
         tmp.bad = 0
-        tmp.v.off = off
-        tmp.v.esc = 0
-        tmp.v.neg = 0
-        tmp.v.in_scratch = 0
-        rc = self._value(c, f, b, &tmp.v, err)
+        rc = self._value(c, f, b, &tmp.v, 0, err)
         if rc < 0:
             return rc
         if tmp.v.in_scratch:                    # text written into the scratch: now a pointer
             tmp.v.p = self.scratch.data + <uintptr_t>tmp.v.p
             tmp.v.in_scratch = 0
         conv.failed = 0
-        rc = self._convert(&tmp, f.target, &conv)
+        if tmp.v.kind == J_RAWINT or tmp.v.kind == J_RAWF64:
+            rc = self.core._convert_raw(&tmp, f.target, &txt_entry, txt, J_INT, &conv)
+            if rc == 1:
+                rc = self.core._convert(&txt_entry, f.target, &conv)
+        else:
+            rc = self.core._convert(&tmp, f.target, &conv)
         self.scratch.len = start
-        if rc < 0:
-            if rc != RC_FAILED or not conv.failed:
-                return RC_NO_MEMORY
-            self._defer_conversion_error(f.target, f, &conv)
-        return 0
+        if rc == RC_FAILED and not conv.failed:
+            return RC_NO_MEMORY
+        return self._deferred(rc, f.target, f, &conv)
 
-    cdef int _direct_decimal(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
-        """D_DEC, out of _direct_value so that stays small enough to be inlined into the record
+    cdef int _decode_decimal(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """DEC_DECIMAL, out of _decode so that stays small enough to be inlined into the record
         walk.  (DATETIME/TIMESTAMP strings were written here too once: the parser inlined into
         the walk cost the profile-guided build 5-10 % more instructions than the converter table
         it replaced.)"""
@@ -497,154 +525,100 @@ cdef class AvroPlan:
                 and twos_to_decimal128(raw.p, raw.n, self.core.precisions[j], limbs) == 0:
             return 0 if fix_push(&self.core.t_fix[j], limbs, sizeof(limbs)) == 0 else RC_NO_MEMORY
         c.pos = c.start + off                    # read again by the text rules, which word the error
-        return self._direct_convert(c, f, b, off, err)
+        return self._decode_text_rules(c, f, b, off, err)
 
-    cdef int _direct_int_checked(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
-        """D_INT outside the field's unchecked range (and BIGINT UNSIGNED): every range tested,
-        a value out of the target's deferred as any conversion error; out of _direct_value, which
-        the record walk inlines, because most values never come here."""
+    cdef int _decode_int_checked(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """DEC_INT outside the field's unchecked range (and BIGINT UNSIGNED): every range tested;
+        out of _decode, which the record walk inlines, because most values never come here."""
         cdef IntVal iv
         cdef Err conv
-        cdef int rc
         if _avro_int(c, f, b, off, &iv, err) < 0:
             return -1
-        rc = self.core._push_target_int(f.target, &iv, f.type_code, f.flags, off, &conv)
-        if rc == RC_FAILED:
-            self._defer_conversion_error(f.target, f, &conv)
-            return 0
-        return rc
+        return self._deferred(self.core._push_target_int(f.target, &iv, f.type_code, f.flags, off, &conv),
+                              f.target, f, &conv)
 
-    cdef int _direct_wall(self, Cur* c, AvField* f, Py_ssize_t off, Err* err) noexcept nogil:
-        """D_WALL, out of _direct_value for the reason _direct_decimal is."""
+    cdef int _decode_wall(self, Cur* c, AvField* f, Py_ssize_t off, Err* err) noexcept nogil:
+        """DEC_WALL, out of _decode for the reason _decode_decimal is."""
         cdef Span raw
         cdef Err conv
-        cdef int rc
         if avro_string(c, &raw, err) < 0:
             return -1
-        rc = self.core._push_wall_text(f.target, raw.p, raw.n, TYPE_KIND[f.type_code], off, &conv)
-        if rc == RC_FAILED:
-            self._defer_conversion_error(f.target, f, &conv)
-            return 0
-        return rc
+        return self._deferred(self.core._push_wall_text(f.target, raw.p, raw.n, TYPE_KIND[f.type_code], off, &conv),
+                              f.target, f, &conv)
 
-    cdef inline int _direct_value(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
-        """Read one value of a D_* field into its target column (the null branch: a null)."""
-        cdef int j = f.target
+    cdef int _decode_unlisted(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """DEC_UNLISTED: checked as any value; the row's first is kept for extra_columns="error"."""
+        cdef Span v
+        if self.unlisted_at < 0:
+            self.unlisted_at = off
+            self.unlisted_name = self.wplans[self.cur_plan].names.data + f.name_off
+            self.unlisted_len = f.name_len
+        v.off = off
+        return self._value(c, f, b, &v, 1, err)
+
+    cdef inline int _decode(self, Cur* c, AvField* f, AvBranch* b, Err* err) noexcept nogil:
+        """One value of a typed row through its branch's decoder."""
+        cdef int j = f.target, dec = b.dec
         cdef Py_ssize_t off = c.pos - c.start
         cdef double f64
         cdef float f32
         cdef Span raw
         cdef Err conv
-        cdef int rc
         cdef int64_t lv
-        if b.kind == AV_NULL:
-            return self.core._push_target_null(j)
-        if f.direct == D_DEC:
-            return self._direct_decimal(c, f, b, off, err)
-        if f.direct == D_F32:
-            if _avro_real(c, b, off, &f64, err) < 0:
-                return -1
-            f32 = <float>f64                     # a float read as a double: exact
-            return 0 if fix_push(&self.core.t_fix[j], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
-        if f.direct == D_INT:
+        if dec == DEC_INT:
             if f.int_width:
                 if avro_long(c, &lv, err) < 0:
                     return -1
                 if f.int_lo <= lv <= f.int_hi:
                     return 0 if fix_push_int(&self.core.t_fix[j], lv, f.int_width) == 0 else RC_NO_MEMORY
                 c.pos = c.start + off            # read again by the checked path, which words the error
-            return self._direct_int_checked(c, f, b, off, err)
-        if f.direct == D_CONV:
-            return self._direct_convert(c, f, b, off, err)
-        if f.direct == D_WALL:
-            return self._direct_wall(c, f, off, err)
-        if f.direct == D_STR:
+            return self._decode_int_checked(c, f, b, off, err)
+        if dec == DEC_NULL:
+            return self.core._push_target_null(j)
+        if dec == DEC_STR:
             if avro_string(c, &raw, err) < 0:
                 return -1
-            rc = self.core._push_value_text(&self.core.t_var[j], &raw, &conv)
-            if rc == RC_FAILED:
-                self._defer_conversion_error(j, f, &conv)
-                return 0
-            return rc
-        if f.direct == D_F64:
+            return self._deferred(self.core._push_value_text(&self.core.t_var[j], &raw, &conv), j, f, &conv)
+        if dec == DEC_F64:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
             return 0 if fix_push(&self.core.t_fix[j], &f64, sizeof(f64)) == 0 else RC_NO_MEMORY
-        if avro_string(c, &raw, err) < 0:
-            return -1
-        return 0 if var_push(&self.core.t_var[j], raw.p, raw.n) == 0 else RC_NO_MEMORY
+        if dec == DEC_WALL:
+            return self._decode_wall(c, f, off, err)
+        if dec == DEC_DECIMAL:
+            return self._decode_decimal(c, f, b, off, err)
+        if dec == DEC_F32:
+            if _avro_real(c, b, off, &f64, err) < 0:
+                return -1
+            f32 = <float>f64                     # a float read as a double: exact
+            return 0 if fix_push(&self.core.t_fix[j], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
+        if dec == DEC_TEXT_RULES:
+            return self._decode_text_rules(c, f, b, off, err)
+        if dec == DEC_BLOB:
+            if avro_string(c, &raw, err) < 0:
+                return -1
+            return 0 if var_push(&self.core.t_var[j], raw.p, raw.n) == 0 else RC_NO_MEMORY
+        if dec == DEC_UNLISTED:
+            return self._decode_unlisted(c, f, b, off, err)
+        raw.off = off
+        return self._value(c, f, b, &raw, 1, err)      # DEC_CHECK
 
-    cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
-        """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
-        exactly as the new image is, into the old-image builders."""
+    cdef int _push_nulls(self, const int* targets, int n) noexcept nogil:
+        """A null in each of these targets (0, or RC_NO_MEMORY)."""
+        cdef int k
+        for k in range(n):
+            if self.core._push_target_null(targets[k]) < 0:
+                return RC_NO_MEMORY
+        return 0
+
+    cdef int _old_image_nulls(self, Err* err) noexcept nogil:
+        """A null `_before` struct (a row without an old image): 0, or RC_NO_MEMORY."""
         cdef int rc
-        if self.core._old_image_begin(img != NULL) < 0:
-            return _oom(err)
-        rc = self._emit_typed(img, vd, err)
+        if self.core._old_image_begin(0) < 0:
+            return RC_NO_MEMORY
+        rc = self.core._emit_nulls(err)
         self.core._old_image_end()
         return rc
-
-    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
-        """Targets in order, each from the field compiled for it (top-level records only); fields
-        written while the record was read (`direct`) are already in their columns."""
-        cdef WPlan* p
-        cdef int j, k, rc
-        cdef ColEntry* e
-        if img == NULL:
-            return self.core._emit_nulls(err)
-        p = &self.wplans[img.plan]
-        if img == &self.core.images[IMG_P]:
-            return self._emit_typed_nested(p, img, err)
-        if p.all_direct and self.conv_target < 0 and self.direct[img - &self.core.images[0]]:
-            return 0
-        for j in range(self.core.ntargets):
-            k = p.tfield[j]
-            if k >= 0:
-                if self.direct[img - &self.core.images[0]] and p.fields[k].direct != D_NONE:
-                    if j == self.conv_target:
-                        err.failed = 1
-                        err.offset = self.conv_err.offset
-                        memcpy(err.reason, self.conv_err.reason, 256)
-                        set_column(err, <const uint8_t*>self.conv_err.column, self.conv_err.column_len)
-                        return -1
-                    continue
-                e = &img.cols[p.entry_at[k]]
-                if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
-                    rc = self._convert(e, j, err)
-                    if rc < 0:
-                        if rc == RC_FAILED:
-                            set_column(err, e.name.p, e.name.n)
-                        return rc
-                    continue
-            if self.core._push_target_null(j) < 0:
-                return _oom(err)
-        return 0
-
-    cdef int _emit_typed_nested(self, WPlan* p, Image* img, Err* err) noexcept nogil:
-        """Targets from the `_ticdc_before` record (old_image=True): its fields are not the
-        top-level ones `tfield` names, so each entry finds its target through its own field."""
-        cdef int j, k, rc
-        cdef ColEntry* e
-        for j in range(self.core.ntargets):
-            self.core.present[j] = -1
-        for k in range(img.n):
-            j = p.field_target[img.cols[k].col]
-            if j >= 0:
-                self.core.present[j] = k
-        for j in range(self.core.ntargets):
-            k = self.core.present[j]
-            if k >= 0:
-                e = &img.cols[k]
-                if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
-                    rc = self._convert(e, j, err)
-                    if rc < 0:
-                        if rc == RC_FAILED:
-                            set_column(err, e.name.p, e.name.n)
-                        return rc
-                    continue
-            if self.core._push_target_null(j) < 0:
-                return _oom(err)
-        return 0
 
     cdef int _find_wplan(self, int32_t sid) noexcept nogil:
         cdef Py_ssize_t s
@@ -745,7 +719,7 @@ cdef class AvroPlan:
             for j in range(self.core.ntargets):
                 self.core._push_target_null(j)
             if self.core.with_old_image:
-                self._emit_old_image(NULL, NULL, NULL)
+                self._old_image_nulls(&self.core.err)
         else:
             _push_py_text(&cs.var[CS_SCHEMA], row.get(_C.COL_SCHEMA))
             _push_py_text(&cs.var[CS_TABLE], row.get(_C.COL_TABLE))
@@ -841,23 +815,19 @@ cdef class AvroPlan:
         self.memo_plan[part] = k
         return k
 
-    cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
-        cdef Py_ssize_t kn, vn
-        cdef const uint8_t* kp = input_message(self.keys_in, i, &kn)
-        cdef const uint8_t* vp = input_message(self.values_in, i, &vn)
-        cdef int kplan = -1, vplan = -1, op, rc
-        cdef RecInfo info
-        cdef Cur c
-        cdef int64_t ts
-        cdef uint64_t u
-        # the same readiness rule as the twin: every framed id known, a decodable value form
+    cdef int _ready(self, const uint8_t* kp, Py_ssize_t kn, const uint8_t* vp, Py_ssize_t vn,
+                    int* kplan, int* vplan) noexcept nogil:
+        """The same readiness rule as the twin: every framed id known, a decodable value form
+        (RUN_OK), else RUN_STOP for the front end."""
+        kplan[0] = -1
+        vplan[0] = -1
         if kn >= 0:
-            kplan = self._known(kp, kn, 0)
-            if kplan == -2:
+            kplan[0] = self._known(kp, kn, 0)
+            if kplan[0] == -2:
                 return RUN_STOP
         if vn >= 0:
-            vplan = self._known(vp, vn, 1)
-            if vplan == -2:
+            vplan[0] = self._known(vp, vn, 1)
+            if vplan[0] == -2:
                 return RUN_STOP
         if vn < 0:
             if kn < 1 or kp[0] != AVRO_FRAME_RECORD:
@@ -868,118 +838,118 @@ cdef class AvroPlan:
             return RUN_STOP      # the front end rejects a keyed checkpoint
         elif vp[0] == AVRO_FRAME_DELETE and (kn < 1 or kp[0] != AVRO_FRAME_RECORD):
             return RUN_STOP
+        return RUN_OK
+
+    cdef void _start_row(self, RecInfo* info) noexcept nogil:
         # every other field of info is read only under its has_ flag
-        self.check_only = self.core.typed and (
-            not self.wplans[vplan].own_table if vplan >= 0 else (kplan >= 0 and not self.wplans[kplan].own_table))
         info.has_commit_ts = 0
         info.has_op = 0
         info.has_checksum = 0
         info.has_corrupted = 0
         info.has_ckver = 0
         info.commit_ts_at = 0
-        self.conv_target = -1
+        self.conv_rank = -1
+        self.before_filled = 0
+        self.unlisted_at = -1
+        self.fill_plan = -1
+        self.row = colset_rows(&self.core.cols, CS_OP)
         self.scratch.len = 0
         self.core.names.len = 0
         self.core.images[IMG_U].present = 0
         self.core.images[IMG_P].present = 0
         self.core.images[IMG_KEY].present = 0
-        if kn >= 0:
-            err.part = PART_KEY
-            c.start = kp
-            c.pos = kp
-            c.end = kp + kn
-            if kn == 0 or kp[0] != AVRO_FRAME_RECORD:     # an empty key has no byte to read
-                return fail_at(err, 0, "key does not start with the Confluent magic byte 0x00")
-            if kn < 5:
-                return fail_at(err, 0, "truncated Confluent header")
-            c.pos += 5
-            self.cur_plan = kplan
-            # typed output takes the key's fields only for a delete without a value record: any
-            # other key is read and checked, but fills no image
-            if self.check_only or (self.core.typed and vn >= 0 and vp[0] == AVRO_FRAME_RECORD):
-                rc = self._check_record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, NULL, err)
-            else:
-                rc = self._record(&c, &self.wplans[kplan], 0, self.wplans[kplan].nfields, &self.core.images[IMG_KEY],
-                                  NULL, err)
-            if rc < 0:
-                return rc
-            if c.pos != c.end:
-                return fail(err, &c, "trailing bytes after the Avro record")
-        err.part = PART_VALUE
-        if vn < 0 or vp[0] == AVRO_FRAME_DELETE:
-            if vn >= 0:
-                if vn != 9:
-                    return fail_at(err, 0, "delete event value must be 0x03 + 8 bytes")
-                u = _be64(vp + 1)
-                if u > 9223372036854775807ULL:
-                    return fail_at(err, 1, "commit ts out of range")
-                info.commit_ts = <int64_t>u
-                info.has_commit_ts = 1
-            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
-            return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.core.images[IMG_KEY], msg, err)
-        if vp[0] == AVRO_FRAME_CHECKPOINT:
-            if vn != 9:
-                return fail_at(err, 0, "checkpoint value must be 0x02 + 8 bytes")
-            u = _be64(vp + 1)
-            if u > 9223372036854775807ULL:
-                return fail_at(err, 1, "commit ts out of range")
-            info.commit_ts = <int64_t>u
-            info.has_commit_ts = 1
-            if self.core.typed and not self.control_events:
-                return RUN_OK
-            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
-            return self._emit(OP_RESOLVED, &info, -1, -1, kplan, NULL, NULL, msg, err)
-        if vn < 5:
+
+    cdef inline int _walk_mode(self, int plan, int fills) noexcept nogil:
+        """How a record of this plan is read: generic rows keep a row image; typed rows of the
+        target table are written by their decoders when this record `fills` the row."""
+        if not self.core.typed:
+            return WALK_IMAGE
+        # plan -1: no framed record, which _read_record refuses before reading a field
+        return WALK_FILL if fills and plan >= 0 and self.wplans[plan].own_table else WALK_CHECK
+
+    cdef int _read_record(self, const uint8_t* p, Py_ssize_t n, int plan, int mode, Image* img,
+                          RecInfo* info, Err* err) noexcept nogil:
+        """One framed record (a key or a value): the Confluent header, the fields, nothing after."""
+        cdef Cur c
+        cdef int rc
+        c.start = p
+        c.pos = p
+        c.end = p + n
+        if n == 0 or p[0] != AVRO_FRAME_RECORD:     # an empty record has no byte to read
+            return fail_at(err, 0, "key does not start with the Confluent magic byte 0x00")
+        if n < 5:
             return fail_at(err, 0, "truncated Confluent header")
-        c.start = vp
-        c.pos = vp + 5
-        c.end = vp + vn
-        self.cur_plan = vplan
-        if self.check_only:
-            rc = self._check_record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &info, err)
-        else:
-            rc = self._record(&c, &self.wplans[vplan], 0, self.wplans[vplan].nfields, &self.core.images[IMG_U],
-                              &info, err)
+        c.pos += 5
+        self.cur_plan = plan
+        if mode == WALK_FILL:
+            self.fill_cur = c
+            self.fill_plan = plan
+        rc = self._record(&c, &self.wplans[plan], 0, self.wplans[plan].nfields, mode, img, info, err)
         if rc < 0:
             return rc
         if c.pos != c.end:
             return fail(err, &c, "trailing bytes after the Avro record")
+        return 0
+
+    cdef int _message(self, Py_ssize_t i, Py_ssize_t msg, Err* err) noexcept nogil:
+        cdef Py_ssize_t kn, vn
+        cdef const uint8_t* kp = input_message(self.keys_in, i, &kn)
+        cdef const uint8_t* vp = input_message(self.values_in, i, &vn)
+        cdef int kplan, vplan, op, rc
+        cdef RecInfo info
+        cdef bint key_only
+        if self._ready(kp, kn, vp, vn, &kplan, &vplan) != RUN_OK:
+            return RUN_STOP
+        self._start_row(&info)
+        key_only = vn < 0 or vp[0] == AVRO_FRAME_DELETE
+        if kn >= 0:
+            # typed output takes the key's fields only for a delete without a value record
+            err.part = PART_KEY
+            rc = self._read_record(kp, kn, kplan, self._walk_mode(kplan, key_only),
+                                   &self.core.images[IMG_KEY], NULL, err)
+            if rc < 0:
+                return rc
+        err.part = PART_VALUE
+        if key_only:
+            if vn >= 0 and _frame_commit_ts(vp, vn, "delete event value must be 0x03 + 8 bytes", &info, err) < 0:
+                return -1
+            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
+            return self._emit(OP_DELETE, &info, kplan, -1, kplan, NULL, &self.core.images[IMG_KEY], msg, err)
+        if vp[0] == AVRO_FRAME_CHECKPOINT:
+            if _frame_commit_ts(vp, vn, "checkpoint value must be 0x02 + 8 bytes", &info, err) < 0:
+                return -1
+            if self.core.typed and not self.control_events:
+                return RUN_OK
+            fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
+            return self._emit(OP_RESOLVED, &info, -1, -1, kplan, NULL, NULL, msg, err)
+        rc = self._read_record(vp, vn, vplan, self._walk_mode(vplan, 1), &self.core.images[IMG_U], &info, err)
+        if rc < 0:
+            return rc
         fix_scratch_spans(&self.core.images[IMG_U], self.scratch.data)
         fix_scratch_spans(&self.core.images[IMG_P], self.scratch.data)
         fix_scratch_spans(&self.core.images[IMG_KEY], self.scratch.data)
-        if info.has_op and info.op.n == 1 and info.op.p[0] == 99:
-            op = OP_INSERT
-        elif info.has_op and info.op.n == 1 and info.op.p[0] == 117:
-            op = OP_UPDATE
-        elif info.has_op and info.op.n == 1 and info.op.p[0] == 100:
-            op = OP_DELETE
-        elif not info.has_op or info.op.n == 0:
-            op = OP_UPSERT
-            info.has_commit_ts = 0
-        else:
-            return fail_at(err, info.op.off, "unknown _tidb_op")
-        if info.has_commit_ts and info.commit_ts < 0:
-            return fail_at(err, info.commit_ts_at, "commit ts out of range")
+        op = _record_op(&info, err)
+        if op < 0:
+            return op
         if op == OP_DELETE:
             return self._emit(op, &info, vplan, vplan, kplan, NULL, &self.core.images[IMG_U], msg, err)
         return self._emit(op, &info, vplan, vplan, kplan, &self.core.images[IMG_U],
                           &self.core.images[IMG_P] if self.core.images[IMG_P].present else NULL, msg, err)
 
-    cdef int _record(self, Cur* c, WPlan* p, int first, int count, Image* img, RecInfo* info,
-                     Err* err) noexcept nogil:
-        cdef int rc
-        cdef int k, bi, dup
+    cdef int _record(self, Cur* c, WPlan* p, int first, int count, int mode, Image* img,
+                     RecInfo* info, Err* err) noexcept nogil:
+        """Read the fields [first, first + count) of one record: each union index, then its value
+        to the branch's decoder (WALK_FILL / WALK_REFILL), to the row image (WALK_IMAGE: `img`)
+        or only checked (WALK_CHECK); TiCDC's extension fields into `info` (NULL: checked)."""
+        cdef int k, bi, rc
         cdef int64_t idx
         cdef AvField* f
         cdef AvBranch* b
-        cdef ColEntry* e
-        img.present = 1
-        img.n = 0
-        img.plan = <int>(p - self.wplans)
-        # typed rows of the target table: some fields go straight to their columns (the row is
-        # always emitted or the batch fails, so nothing written here can be left dangling)
-        cdef int direct = p.direct and img == &self.core.images[IMG_U] and first == 0
-        self.direct[img - &self.core.images[0]] = direct
+        cdef Span v
+        if mode == WALK_IMAGE:
+            img.present = 1
+            img.n = 0
+            img.plan = <int>(p - self.wplans)
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -989,128 +959,91 @@ cdef class AvroPlan:
                     return -1
                 bi = <int>idx
             b = &p.branches[f.branch0 + bi]
-            if direct and f.direct != D_NONE:       # only top-level columns are ever direct
-                dup = self._direct_value(c, f, b, err)
-                if dup < 0:
-                    if dup == RC_FAILED:
+            if f.role == ROLE_COLUMN:
+                if mode == WALK_FILL or mode == WALK_REFILL:
+                    rc = self._decode(c, f, b, err)
+                elif mode == WALK_IMAGE:
+                    rc = self._image_value(c, p, k, b, img, err)
+                else:
+                    v.off = c.pos - c.start
+                    rc = self._value(c, f, b, &v, 1, err)
+                if rc < 0:
+                    if rc == RC_FAILED:
                         set_column(err, p.names.data + f.name_off, f.name_len)
-                    return dup
-                continue
-            if f.role == ROLE_BEFORE:
-                if b.kind == AV_RECORD:
-                    rc = self._record(c, p, b.sub_first, b.sub_count, &self.core.images[IMG_P], NULL, err)
-                    if rc < 0:
-                        return rc
-                elif b.kind != AV_NULL:
-                    return fail(err, c, "unexpected _ticdc_before branch")
-                continue
-            if f.role != ROLE_COLUMN:
-                if self._extension(c, f, b, info, err) < 0:
-                    set_column(err, p.names.data + f.name_off, f.name_len)
-                    return -1
-                continue
-            if img.n == img.cap and image_make_room(img) < 0:
-                return _oom(err)
-            p.entry_at[k] = <int>img.n
-            e = &img.cols[img.n]
-            e.name.p = p.names.data + f.name_off
-            e.name.n = f.name_len
-            e.name.esc = 0
-            e.name.ascii = 0
-            e.name_off = -1
-            e.name_len = f.name_len
-            e.hash = f.hash
-            e.t = f.type_code
-            e.f = f.flags
-            e.has_t = 1
-            e.col = k
-            e.zone = -1
-            e.v.off = c.pos - c.start
-            e.v.esc = 0
-            e.v.neg = 0
-            e.v.in_scratch = 0
-            dup = self._value(c, f, b, &e.v, err)
-            if dup < 0:
-                if dup == RC_FAILED:
-                    set_column(err, p.names.data + f.name_off, f.name_len)
-                return dup
-            img.n += 1
+                    return rc
+            elif f.role == ROLE_BEFORE:
+                rc = self._before(c, p, b, mode, err)
+                if rc < 0:
+                    return rc
+            elif self._extension(c, f, b, info, err) < 0:
+                set_column(err, p.names.data + f.name_off, f.name_len)
+                return -1
         return 0
 
-    cdef int _check_record(self, Cur* c, WPlan* p, int first, int count, RecInfo* info,
-                           Err* err) noexcept nogil:
-        """_record for a message of a table the typed output leaves out (check_only): every
-        field read and checked the same way, with the same errors, but no image filled."""
-        cdef int rc, k, bi
-        cdef int64_t idx
-        cdef AvField* f
-        cdef AvBranch* b
-        cdef Span s
-        for k in range(first, first + count):
-            f = &p.fields[k]
-            bi = 0
-            if f.is_union:
-                if avro_union(c, f.nbranch, &idx, err) < 0:
-                    set_column(err, p.names.data + f.name_off, f.name_len)
-                    return -1
-                bi = <int>idx
-            b = &p.branches[f.branch0 + bi]
-            if f.role == ROLE_BEFORE:
-                if b.kind == AV_RECORD:
-                    rc = self._check_record(c, p, b.sub_first, b.sub_count, NULL, err)
-                    if rc < 0:
-                        return rc
-                elif b.kind != AV_NULL:
-                    return fail(err, c, "unexpected _ticdc_before branch")
-                continue
-            if f.role != ROLE_COLUMN:
-                if self._extension(c, f, b, info, err) < 0:
-                    set_column(err, p.names.data + f.name_off, f.name_len)
-                    return -1
-                continue
-            s.off = c.pos - c.start
-            s.esc = 0
-            s.neg = 0
-            s.in_scratch = 0
-            rc = self._value(c, f, b, &s, err)
-            if rc < 0:
-                if rc == RC_FAILED:
-                    set_column(err, p.names.data + f.name_off, f.name_len)
-                return rc
-        return 0
-
-    cdef int _value(self, Cur* c, AvField* f, AvBranch* b, Span* v, Err* err) noexcept nogil:
-        """Read one Avro value into a span: strings point into the input; every other kind is
-        written as text into the scratch (offset spans, fixed up after the record)."""
-        cdef int64_t lv
-        cdef IntVal iv
-        cdef Span raw
-        cdef float f32
-        cdef double f64
-        cdef char* out
-        cdef Py_ssize_t start, k
-        cdef int tn, bits
-        cdef uint64_t u
-        cdef const uint8_t* q
-        if buf_reserve(&self.scratch, 400) < 0:
+    cdef inline int _image_value(self, Cur* c, WPlan* p, int k, AvBranch* b, Image* img, Err* err) noexcept nogil:
+        """One column's value as the next entry of the row image (generic output)."""
+        cdef AvField* f = &p.fields[k]
+        cdef ColEntry* e
+        cdef int rc
+        if img.n == img.cap and image_make_room(img) < 0:
             return _oom(err)
-        start = self.scratch.len
-        out = <char*>(self.scratch.data + start)
+        e = &img.cols[img.n]
+        _field_entry(e, p.names.data + f.name_off, f, k, c.pos - c.start)
+        rc = self._value(c, f, b, &e.v, 0, err)
+        if rc < 0:
+            return rc
+        img.n += 1
+        return 0
+
+    cdef int _before(self, Cur* c, WPlan* p, AvBranch* b, int mode, Err* err) noexcept nogil:
+        """The `_ticdc_before` record (an UPDATE's old values): the generic before image, or with
+        old_image=True the typed row's `_before` struct, its fields through their decoders into
+        the old image's builders; otherwise checked."""
+        cdef int rc
+        if b.kind == AV_NULL:
+            return 0
+        if b.kind != AV_RECORD:
+            return fail(err, c, "unexpected _ticdc_before branch")
+        if mode == WALK_IMAGE:
+            return self._record(c, p, b.sub_first, b.sub_count, WALK_IMAGE, &self.core.images[IMG_P], NULL, err)
+        if mode != WALK_FILL or not self.core.with_old_image:
+            return self._record(c, p, b.sub_first, b.sub_count, WALK_CHECK, NULL, NULL, err)
+        if self.core._old_image_begin(1) < 0:
+            return _oom(err)
+        self.old_filling = 1
+        rc = self._record(c, p, b.sub_first, b.sub_count, WALK_FILL, NULL, NULL, err)
+        if rc == 0:
+            rc = self._push_nulls(p.nulls + b.nulls_first, b.nulls_count)
+        self.old_filling = 0
+        self.core._old_image_end()
+        self.before_filled = 1
+        return rc
+
+    cdef int _value(self, Cur* c, AvField* f, AvBranch* b, Span* v, int check, Err* err) noexcept nogil:
+        """Read one Avro value into a span: strings point into the input; integers and floats
+        are kept as their values (J_RAWINT / J_RAWF64: what generic output renders and the text
+        rules convert); every other kind is written as text into the scratch (offset spans,
+        fixed up after the record).  `check`: only read and checked, no text written."""
+        cdef int64_t lv
+        cdef Py_ssize_t start
+        if b.kind == AV_STRING:
+            return 0 if avro_string(c, v, err) == 0 else -1
         if b.kind == AV_NULL:
             v.kind = J_NULL
             v.neg = 0        # not a scratch span (entries are reused across messages)
             v.in_scratch = 0
             return 0
-        if b.kind == AV_STRING:
-            if avro_string(c, v, err) < 0:
-                return -1
-            return 0
+        if b.kind == AV_INT or b.kind == AV_LONG or b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
+            return self._value_number(c, f, b, v, err)
+        if buf_reserve(&self.scratch, 400) < 0:
+            return _oom(err)
+        start = self.scratch.len
         if b.kind == AV_ENUM:
             if avro_long(c, &lv, err) < 0:
                 return -1
             if lv < 0 or lv >= b.nsym:
                 return fail_at(err, v.off, "Avro enum index out of range")
-            if self.check_only:
+            if check:
                 v.kind = J_NULL
                 return 0
             # symbols live in the plan; copied so the span is fixed up like the others
@@ -1122,29 +1055,30 @@ cdef class AvroPlan:
                 return fail(err, c, "truncated Avro boolean")
             if c.pos[0] > 1:
                 return fail(err, c, "invalid Avro boolean")
-            out[0] = <char>(48 + c.pos[0])
+            self.scratch.data[start] = 48 + c.pos[0]
             c.pos += 1
             span_in_scratch(v, start, 1)
             v.kind = J_INT
             self.scratch.len += 1
             return 0
+        return self._value_bytes(c, f, b, v, check, err)
+
+    cdef inline int _value_number(self, Cur* c, AvField* f, AvBranch* b, Span* v, Err* err) noexcept nogil:
+        """_value of an int/long (as sign and magnitude) or float/double (its bits, a FLOAT
+        column's narrowed to float32); generic output of other column types: their text."""
+        cdef IntVal iv
+        cdef float f32
+        cdef double f64
+        cdef int tn, bits
+        cdef Py_ssize_t start
         if b.kind == AV_INT or b.kind == AV_LONG:
             if _avro_int(c, f, b, v.off, &iv, err) < 0:
                 return -1
             if self.core.typed or TYPE_KIND[f.type_code] == K_INT or TYPE_KIND[f.type_code] == K_UINT:
                 # generic output renders integer columns from the value too (PlanCore._render_raw)
-                v.kind = J_RAWINT
-                v.neg = iv.neg
-                v.in_scratch = 0
-                v.n = <Py_ssize_t>iv.mag
-                v.p = NULL
+                _raw_int_span(v, iv.neg, iv.mag)
                 return 0
-            tn = int_to_text(&iv, out)
-            span_in_scratch(v, start, tn)
-            v.kind = J_INT
-            self.scratch.len += tn
-            return 0
-        if b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
+        else:
             if _avro_real(c, b, v.off, &f64, err) < 0:
                 return -1
             bits = 32 if f.type_code == T_FLOAT else 64
@@ -1160,11 +1094,23 @@ cdef class AvroPlan:
                 v.p = NULL
                 memcpy(&v.n, &f64, 8)
                 return 0
-            tn = float_text(f64, bits, 0, out)
-            span_in_scratch(v, start, tn)
-            self.scratch.len += tn
-            return 0
-        # bytes / fixed
+        if buf_reserve(&self.scratch, 400) < 0:
+            return _oom(err)
+        start = self.scratch.len
+        if b.kind == AV_INT or b.kind == AV_LONG:
+            tn = int_to_text(&iv, <char*>(self.scratch.data + start))
+            v.kind = J_INT
+        else:
+            tn = float_text(f64, bits, 0, <char*>(self.scratch.data + start))
+        span_in_scratch(v, start, tn)
+        self.scratch.len += tn
+        return 0
+
+    cdef int _value_bytes(self, Cur* c, AvField* f, AvBranch* b, Span* v, int check, Err* err) noexcept nogil:
+        """_value of bytes/fixed: a DECIMAL's text, a BIT's value, other bytes as base64."""
+        cdef Span raw
+        cdef Py_ssize_t k, start = self.scratch.len
+        cdef uint64_t u
         if b.kind == AV_FIXED:
             if c.end - c.pos < b.size:
                 return fail(err, c, "truncated Avro fixed")
@@ -1174,21 +1120,14 @@ cdef class AvroPlan:
         elif avro_string(c, &raw, err) < 0:
             return -1
         if f.type_code == T_NEWDECIMAL:
-            if self.core.typed:
-                if raw.n == 0:
-                    return fail_at(err, v.off, "empty decimal bytes")
-                if raw.n > 90:
-                    return fail_at(err, v.off, "decimal wider than 720 bits")
-                v.kind = J_RAWDEC
-                v.p = raw.p
-                v.n = raw.n
-                v.esc = 0
-                v.scale = b.dec_scale if b.dec_scale >= 0 else f.scale
-                v.neg = 0
-                v.in_scratch = 0
-                v.ascii = 1
-                return 0
-            return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
+            if not check:
+                return self._decimal_text(v, raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, err)
+            if raw.n == 0:
+                return fail_at(err, v.off, "empty decimal bytes")
+            if raw.n > 90:
+                return fail_at(err, v.off, "decimal wider than 720 bits")
+            v.kind = J_NULL
+            return 0
         if f.type_code == T_BIT:
             k = 0
             while k < raw.n and raw.p[k] == 0:
@@ -1200,47 +1139,15 @@ cdef class AvroPlan:
                 u = (u << 8) | raw.p[k]
                 k += 1
             # an unsigned integer like any other (BIT's kind): kept as its value, never as text
-            v.kind = J_RAWINT
-            v.neg = 0
-            v.in_scratch = 0
-            v.n = <Py_ssize_t>u
-            v.p = NULL
+            _raw_int_span(v, 0, u)
             return 0
-        if self.check_only:
+        if check:
             v.kind = J_NULL
             return 0
         if b64_encode(raw.p, raw.n, &self.scratch) < 0:
             return _oom(err)
         span_in_scratch(v, start, self.scratch.len - start)
         return 0
-
-    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
-        """Raw numbers and decimals straight into their targets; everything else through the
-        text rules."""
-        cdef int rc
-        cdef char txt[400]
-        cdef ColEntry tmp
-        cdef uint64_t limbs[2]
-        cdef Py_ssize_t start
-        cdef int r
-        if e.v.kind == J_RAWINT or e.v.kind == J_RAWF64:
-            r = self.core._convert_raw(e, j, &tmp, txt, J_INT, err)
-            if r != 1:
-                return r
-            return self.core._convert(&tmp, j, err)
-        if e.v.kind == J_RAWDEC:
-            if self.core.writers[j] == W_DECIMAL128 and e.v.scale == self.core.scales[j] \
-                    and twos_to_decimal128(e.v.p, e.v.n, self.core.precisions[j], limbs) == 0:
-                return 0 if fix_push(&self.core.t_fix[j], limbs, sizeof(limbs)) == 0 else _oom(err)
-            tmp = e[0]
-            start = self.scratch.len
-            rc = self._decimal_text(&tmp.v, e.v.p, e.v.n, e.v.scale, err)
-            if rc < 0:
-                return rc
-            tmp.v.p = self.scratch.data + start
-            tmp.v.neg = 0
-            tmp.v.in_scratch = 0
-        return self.core._convert(&tmp if e.v.kind == J_RAWDEC else e, j, err)
 
     cdef int _scratch_text(self, Span* v, const char* p, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t start = self.scratch.len
@@ -1338,6 +1245,44 @@ cdef class AvroPlan:
             return _oom(err)
         return 0
 
+    cdef int _finish_typed_row(self, int op, WPlan* tp, Err* err) noexcept nogil:
+        """The end of a typed row whose record's decoders wrote its targets: its deferred error,
+        nulls in the targets no field filled, the `_before` struct (old_image=True)."""
+        if op == OP_RESOLVED:
+            if self.core._emit_nulls(err) < 0:
+                return _oom(err)
+            return self._old_image_nulls(err) if self.core.with_old_image else 0
+        # a DELETE's _ticdc_before record is no old image: its errors are not the row's
+        if self.conv_rank >= 0 and (self.conv_rank < self.core.ntargets or op != OP_DELETE):
+            err.failed = 1
+            err.offset = self.conv_err.offset
+            memcpy(err.reason, self.conv_err.reason, 256)
+            set_column(err, <const uint8_t*>self.conv_err.column, self.conv_err.column_len)
+            return RC_FAILED
+        if self._push_nulls(tp.nulls, tp.ntop_nulls) < 0:
+            return _oom(err)
+        if not self.core.with_old_image:
+            return 0
+        if op == OP_DELETE:
+            return self._refill_old_image(tp, err)
+        return 0 if self.before_filled else self._old_image_nulls(err)
+
+    cdef int _refill_old_image(self, WPlan* tp, Err* err) noexcept nogil:
+        """The one record read again: a DELETE's `_before` is the row's own values, so the record
+        they came from is read a second time into the old image's builders."""
+        cdef Cur c = self.fill_cur
+        cdef int rc
+        if self.before_filled:
+            colset_truncate_column(&self.core.cols, self.core.old_col, self.row)
+        if self.core._old_image_begin(1) < 0:
+            return _oom(err)
+        self.cur_plan = self.fill_plan
+        rc = self._record(&c, tp, 0, tp.nfields, WALK_REFILL, NULL, NULL, err)
+        if rc == 0:
+            rc = self._push_nulls(tp.nulls, tp.ntop_nulls)
+        self.core._old_image_end()
+        return rc
+
     cdef int _emit(self, int op, RecInfo* info, int vplan, int value_id_plan, int kplan, Image* after,
                    Image* before, Py_ssize_t msg, Err* err) noexcept nogil:
         cdef WPlan* tp = &self.wplans[vplan] if vplan >= 0 else (&self.wplans[kplan] if kplan >= 0 else NULL)
@@ -1349,21 +1294,10 @@ cdef class AvroPlan:
         if self.core.typed and op != OP_RESOLVED:
             if tp == NULL or not tp.own_table:
                 return RUN_OK
-            if self.extra_error and tp != NULL and not tp.extra_checked:
-                e = NULL
-                if after != NULL:
-                    for k in range(after.n):
-                        if self.core._lookup_target(&after.cols[k]) < 0:
-                            e = &after.cols[k]
-                            break
-                elif before != NULL:
-                    for k in range(before.n):
-                        if self.core._lookup_target(&before.cols[k]) < 0:
-                            e = &before.cols[k]
-                            break
-                if e != NULL:
-                    set_column(err, e.name.p, e.name.n)
-                    return fail_at(err, e.v.off, "column is not in the target schema")
+            if self.extra_error and not tp.extra_checked:
+                if self.unlisted_at >= 0:
+                    set_column(err, self.unlisted_name, self.unlisted_len)
+                    return fail_at(err, self.unlisted_at, "column is not in the target schema")
                 tp.extra_checked = 1
         if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0:
             return _oom(err)
@@ -1391,12 +1325,7 @@ cdef class AvroPlan:
         elif fix_push_null(&cs.fix[self.col_value_id]) < 0:
             return _oom(err)
         if self.core.typed:
-            if op == OP_RESOLVED:
-                after = before = NULL
-            rc = self._emit_typed(after if after != NULL else before, NULL, err)
-            if rc < 0 or not self.core.with_old_image:
-                return rc
-            return self._emit_old_image(before, NULL, err)
+            return self._finish_typed_row(op, tp, err)
         if tp != NULL and op != OP_RESOLVED:
             if tp.db_len >= 0:
                 if var_push(&cs.var[CS_SCHEMA], self.keys.data + tp.db_off, tp.db_len) < 0:
@@ -1414,6 +1343,68 @@ cdef class AvroPlan:
         if rc < 0:
             return rc
         return self.core._emit_map(self.col_keymap, &self.core.images[IMG_KEY] if self.core.images[IMG_KEY].present else NULL, err)
+
+
+cdef int _frame_commit_ts(const uint8_t* vp, Py_ssize_t vn, const char* why, RecInfo* info,
+                          Err* err) noexcept nogil:
+    """The commit ts of a delete event or checkpoint value (its frame byte + 8 bytes)."""
+    cdef uint64_t u
+    if vn != 9:
+        return fail_at(err, 0, why)
+    u = _be64(vp + 1)
+    if u > 9223372036854775807ULL:
+        return fail_at(err, 1, "commit ts out of range")
+    info.commit_ts = <int64_t>u
+    info.has_commit_ts = 1
+    return 0
+
+
+cdef int _record_op(RecInfo* info, Err* err) noexcept nogil:
+    """The row's OP_* from _tidb_op (none or empty: an upsert without a commit ts), or RC_FAILED."""
+    cdef int op
+    if info.has_op and info.op.n == 1 and info.op.p[0] == 99:
+        op = OP_INSERT
+    elif info.has_op and info.op.n == 1 and info.op.p[0] == 117:
+        op = OP_UPDATE
+    elif info.has_op and info.op.n == 1 and info.op.p[0] == 100:
+        op = OP_DELETE
+    elif not info.has_op or info.op.n == 0:
+        op = OP_UPSERT
+        info.has_commit_ts = 0
+    else:
+        return fail_at(err, info.op.off, "unknown _tidb_op")
+    if info.has_commit_ts and info.commit_ts < 0:
+        return fail_at(err, info.commit_ts_at, "commit ts out of range")
+    return op
+
+
+cdef inline void _raw_int_span(Span* v, int neg, uint64_t mag) noexcept nogil:
+    v.kind = J_RAWINT
+    v.neg = neg
+    v.in_scratch = 0
+    v.n = <Py_ssize_t>mag
+    v.p = NULL
+
+
+cdef inline void _field_entry(ColEntry* e, const uint8_t* name, const AvField* f, int k,
+                              Py_ssize_t off) noexcept nogil:
+    """A row-image entry for the value of field k (at byte `off`) that _value is about to read."""
+    e.name.p = name
+    e.name.n = f.name_len
+    e.name.esc = 0
+    e.name.ascii = 0
+    e.name_off = -1
+    e.name_len = f.name_len
+    e.hash = f.hash
+    e.t = f.type_code
+    e.f = f.flags
+    e.has_t = 1
+    e.col = k
+    e.zone = -1
+    e.v.off = off
+    e.v.esc = 0
+    e.v.neg = 0
+    e.v.in_scratch = 0
 
 
 cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off, IntVal* iv,
