@@ -39,3 +39,25 @@ def test_mutated_messages_route_alike_in_core_and_twin(encoding):
         assert raw[mine].tolist() == want[mine].tolist(), f"round {round_}"
         assert SimpleRouter(TABLES, encoding, "none", 1 << 20, "cython")(None, values).tolist() == want.tolist()
     assert decided > 400       # the core decided many messages itself (the twin the odd rest)
+
+
+@pytest.mark.parametrize("message", [
+    b'{"version"' + b'{"a":' * 200_000,                                  # malformed at byte 10
+    b'{"version":1,"type":"DML","database":"shop","table":"orders","x":"\\ud800"}',   # lone surrogate
+    b'{"version":1,"type":"DML","database":"shop","table":"orders","x":' + b"[" * 1100 + b"]" * 1100 + b"}",
+], ids=["deep-after-bad-member", "lone-surrogate", "too-deep"])
+def test_a_message_orjson_refuses_goes_to_every_table_and_fails_as_alone(impl, message):
+    """What orjson refuses (but numbers beyond the double range) is refused by the single-table
+    decoder at once; the router sends it to every table's decoder without parsing it again."""
+    import pyarrow as pa
+
+    import ticdc_fast
+
+    assert SimpleRouter(TABLES, "json", "none", 1 << 20, impl)(None, [message]).tolist() == [-1]
+    schema = pa.schema([("id", pa.int64())])
+    with pytest.raises(ticdc_fast.DecodeError) as alone:
+        ticdc_fast.SimpleDecoder("json", table="shop.orders", schema=schema, implementation=impl).decode(None, [message])
+    with pytest.raises(ticdc_fast.DecodeError) as routed:
+        ticdc_fast.SimpleDecoder("json", tables={t: schema for t in TABLES}, implementation=impl).decode(None, [message])
+    assert str(routed.value) == str(alone.value)
+    assert (routed.value.message_index, routed.value.byte_offset) == (alone.value.message_index, alone.value.byte_offset)

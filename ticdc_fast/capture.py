@@ -136,6 +136,18 @@ def parse_block(block: bytes, first_lineno: int, path, implementation: str | Non
             pa.array(parts, pa.int32()), pa.array(offs, pa.int64()))
 
 
+def line_of_error(exc: Exception, path) -> int | None:
+    """The line number a ``parse_block`` error names (``"path:lineno: not a kcat -J record
+    (why)"``), or None for any other error."""
+    text, prefix = str(exc), f"{path}:"
+    if not text.startswith(prefix):
+        return None
+    num, sep, rest = text[len(prefix):].partition(":")
+    if not sep or not num.isdigit() or not rest.startswith(" not a kcat -J record"):
+        return None
+    return int(num)
+
+
 def _count_lines(block) -> int:
     return _impl.core.capture_count_lines(block) if _impl.core is not None else block.count(b"\n")
 

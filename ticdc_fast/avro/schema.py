@@ -43,7 +43,7 @@ class SchemaProblem(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Branch:
     kind: int
     decimal: tuple[int, int] | None = None     # (precision, scale) for bytes/fixed decimals
@@ -53,7 +53,7 @@ class Branch:
     tidb_type: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Field:
     name: str
     branches: tuple[Branch, ...]
@@ -63,7 +63,7 @@ class Field:
     scale: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WriterSchema:
     schema_id: int
     database: str | None
@@ -75,10 +75,23 @@ class WriterSchema:
         return [f for f in self.fields if f.name not in EXTENSIONS]
 
 
-def _branch(t, named: dict) -> Branch:
+def _same(same: dict, obj):
+    """The equal object compiled before (schemas are immutable values): the schema versions of
+    a table, each under its own id, then share their fields, and a decoder that meets thousands
+    of ids holds (and the garbage collector walks) a few objects per id, not dozens."""
+    if isinstance(obj, Branch) and not (all(type(x) is str for x in obj.symbols)
+                                        and (obj.tidb_type is None or type(obj.tidb_type) is str)):
+        return obj      # a value that is equal but not the same (True == 1) must not stand in
+    try:
+        return same.setdefault(obj, obj)
+    except TypeError:   # a part that cannot be hashed (an unusual schema): kept as it is
+        return obj
+
+
+def _branch(t, named: dict, same: dict) -> Branch:
     if isinstance(t, str):
         if t in _PRIMS:
-            return Branch(_PRIMS[t])
+            return _same(same, Branch(_PRIMS[t]))
         if t in named:
             return named[t]
         raise SchemaProblem(f"unsupported Avro type {t!r}")
@@ -93,17 +106,18 @@ def _branch(t, named: dict) -> Branch:
     if t.get("logicalType") == "decimal":
         dec = (int(t.get("precision", 0)), int(t.get("scale", 0) or 0))
     if kind in _PRIMS:
-        return Branch(_PRIMS[kind], decimal=dec, tidb_type=tidb_type)
+        return _same(same, Branch(_PRIMS[kind], decimal=dec, tidb_type=tidb_type))
     if kind == "fixed":
         b = Branch(AV_FIXED, decimal=dec, size=int(t["size"]), tidb_type=tidb_type)
     elif kind == "enum":
         b = Branch(AV_ENUM, symbols=tuple(t["symbols"]), tidb_type=tidb_type)
     elif kind == "record":
-        b = Branch(AV_RECORD, fields=tuple(_field(f, named) for f in t.get("fields", ())), tidb_type=tidb_type)
+        b = Branch(AV_RECORD, fields=tuple(_field(f, named, same) for f in t.get("fields", ())), tidb_type=tidb_type)
     elif isinstance(kind, dict) or isinstance(kind, list):
-        return _branch(kind, named)
+        return _branch(kind, named, same)
     else:
         raise SchemaProblem(f"unsupported Avro type {kind!r}")
+    b = _same(same, b)
     if "name" in t:
         named[t["name"]] = b
         if t.get("namespace"):
@@ -111,9 +125,9 @@ def _branch(t, named: dict) -> Branch:
     return b
 
 
-def _field(f: dict, named: dict) -> Field:
+def _field(f: dict, named: dict, same: dict) -> Field:
     t = f["type"]
-    branches = tuple(_branch(x, named) for x in t) if isinstance(t, list) else (_branch(t, named),)
+    branches = tuple(_branch(x, named, same) for x in t) if isinstance(t, list) else (_branch(t, named, same),)
     real = [b for b in branches if b.kind != AV_NULL]
     code, flags, scale = C.T_NULL, 0, 0
     if real:
@@ -128,10 +142,14 @@ def _field(f: dict, named: dict) -> Field:
             code, flags = _AVRO_DEFAULTS.get(kind_name, (C.T_VARCHAR, 0))
         if b.decimal is not None:
             code, scale = C.T_NEWDECIMAL, b.decimal[1]
-    return Field(str(f["name"]), branches, isinstance(t, list), code, flags, scale)
+    return _same(same, Field(str(f["name"]), _same(same, branches), isinstance(t, list), code, flags, scale))
 
 
-def compile_writer_schema(schema_id: int, text: str) -> WriterSchema:
+def compile_writer_schema(schema_id: int, text: str, same: dict | None = None) -> WriterSchema:
+    """``same``: the parts compiled before, shared by equal parts of this one (a dict the caller
+    keeps with the schemas it compiled; a new one when None)."""
+    if same is None:
+        same = {}
     try:
         doc = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -143,7 +161,13 @@ def compile_writer_schema(schema_id: int, text: str) -> WriterSchema:
         fields = doc.get("fields", ())
         if not isinstance(fields, list):
             raise SchemaProblem("'fields' is not a list")
-        fields = tuple(_field(f, named) for f in fields)
+        # the fields compile to what their JSON says alone (the record's name is not theirs to
+        # name): fields written the same way as a schema compiled before are its fields
+        key = ("fields", orjson.dumps(fields))
+        compiled = same.get(key)
+        if compiled is None:
+            compiled = same[key] = _same(same, tuple(_field(f, named, same) for f in fields))
+        fields = compiled
         ns = doc.get("namespace") or ""
         _, dot, database = str(ns).partition(".")
         return WriterSchema(schema_id, database if dot else None, str(doc["name"]), fields, text)

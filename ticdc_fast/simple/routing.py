@@ -93,7 +93,12 @@ class SimpleRouter:
     def _json_route(self, value: bytes) -> int:
         try:
             doc = orjson.loads(value)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as exc:
+            # as the decoder reads a document (messages._fallback_json): the standard parser
+            # only for numbers beyond the double range; anything else orjson refuses is refused
+            # there too, at once, by every table's decoder
+            if "infinity" not in exc.msg:
+                return ROUTE_ALL
             try:
                 doc = stdlib_loads(value.decode("utf-8"), parse_constant=_no_constant)
             except ValueError:       # UnicodeDecodeError included

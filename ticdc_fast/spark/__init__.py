@@ -5,7 +5,7 @@ Importing this module does not import pyspark; the functions do when called."""
 from .changelog import (CompletenessTracker, complete_up_to, drop_duplicates, latest_state,
                         resolved_per_partition)
 from .decoding import (PROTOCOLS, as_arrow_schema, decode, decode_stats, output_arrow_schema,
-                       split_dead_letters, split_tables, worker_implementations)
+                       split_dead_letters, split_tables, worker_implementations, WorkerPythonError)
 from .schemas import avro_table_schema, open_table_schema, simple_table_schema, spark_ddl
 
 
@@ -30,4 +30,4 @@ __all__ = ["CompletenessTracker", "PROTOCOLS", "as_arrow_schema", "avro_table_sc
            "drop_duplicates", "split_dead_letters", "split_tables",
            "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source", "register_ticdc_source",
            "resolved_per_partition",
-           "simple_table_schema", "spark_ddl", "worker_implementations"]
+           "simple_table_schema", "spark_ddl", "worker_implementations", "WorkerPythonError"]

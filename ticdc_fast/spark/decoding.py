@@ -71,11 +71,87 @@ def _shadowing_checkout() -> bool:
     return here.resolve() != Path(_impl.__file__).resolve().parent
 
 
+class WorkerPythonError(RuntimeError):
+    """Spark's Python workers would start an interpreter that cannot import ``ticdc_fast``."""
+
+
+_CHECKED: dict = {}     # interpreter -> why it cannot import ticdc_fast ("" when it can)
+
+
+def _import_problem(python: str) -> str | None:
+    """Why ``python`` (a path, or a name looked up on ``PATH``) cannot import ``ticdc_fast`` from
+    the driver's working directory, or None when it can or is not on this machine (a cluster's
+    path for its nodes).  Asked once per interpreter, with a bound of 20 s."""
+    import shutil
+    import subprocess
+
+    found = shutil.which(python)
+    if found is None:
+        return None
+    key = (os.path.abspath(found), os.getcwd())
+    if key not in _CHECKED:
+        try:
+            res = subprocess.run([found, "-c", "import ticdc_fast"], capture_output=True, text=True,
+                                 timeout=20, stdin=subprocess.DEVNULL)
+            tail = (res.stderr.strip().splitlines() or [f"exit status {res.returncode}"])[-1]
+            _CHECKED[key] = "" if res.returncode == 0 else tail
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _CHECKED[key] = f"{type(exc).__name__}: {exc}"
+    return _CHECKED[key] or None
+
+
+def _is_local(master: str) -> bool:
+    return master == "local" or master.startswith(("local[", "local-cluster["))
+
+
+def _worker_python(spark) -> None:
+    """Make Spark's Python workers and data-source planners run an interpreter that has
+    ``ticdc_fast``.  With neither ``PYSPARK_PYTHON`` nor ``spark.pyspark.python`` set, on a
+    local master: the driver's own (``sys.executable``; Spark's default is the ``python3`` on
+    ``PATH``, which need not be it).  An interpreter set on a local master, or Spark's default on
+    a cluster (the data sources' planners run beside the driver), is checked on this machine, and
+    one that cannot import the package is a ``WorkerPythonError`` naming it and the setting to
+    change, before any job runs; one set for a cluster's nodes is theirs, and trusted."""
+    import shutil
+    import sys
+
+    try:
+        sc = spark.sparkContext
+        conf = sc.getConf()
+    except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext, workers are remote
+        return
+    configured = conf.get("spark.pyspark.python", None)
+    local = _is_local(sc.master)
+    if os.environ.get("PYSPARK_PYTHON"):
+        setting = f"PYSPARK_PYTHON={os.environ['PYSPARK_PYTHON']}"
+    elif configured:
+        setting = f"spark.pyspark.python={configured}"
+        sc.pythonExec = configured
+    elif local:
+        sc.pythonExec = sys.executable
+        return
+    else:
+        setting = "neither PYSPARK_PYTHON nor spark.pyspark.python set"
+    if not local and (os.environ.get("PYSPARK_PYTHON") or configured):
+        return
+    python = sc.pythonExec
+    found = shutil.which(python)
+    if found is not None and os.path.abspath(found) == os.path.abspath(sys.executable):
+        return      # (not the real path: a venv's python is a link to an interpreter without it)
+    why = _import_problem(python)
+    if why is not None:
+        raise WorkerPythonError(
+            f"Spark's Python workers would run {python} ({setting}), which cannot import ticdc_fast "
+            f"({why}): set spark.pyspark.python (or PYSPARK_PYTHON) to an interpreter that has it, "
+            f"such as this driver's {sys.executable}")
+
+
 @contextlib.contextmanager
 def _worker_environment(spark):
-    """Python functions created inside get workers that import the driver's ``ticdc_fast``
-    (see the module docstring); the SparkContext's environment is restored afterwards, so the
-    user's own UDFs keep theirs."""
+    """Python functions created inside get workers that run an interpreter with ``ticdc_fast``
+    (``_worker_python``) and import the driver's ``ticdc_fast`` (see the module docstring); the
+    SparkContext's environment is restored afterwards, so the user's own UDFs keep theirs."""
+    _worker_python(spark)
     try:
         env = spark.sparkContext.environment
     except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext, workers are remote

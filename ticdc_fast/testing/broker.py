@@ -22,16 +22,26 @@ Quirks of this Tansu build (measured with confluent-kafka 2.16 / librdkafka 2.16
 * SIGTERM makes it exit at once only when no client connection is open; with one open it keeps
   running. :meth:`stop` closes its own clients, sends SIGTERM, and SIGKILLs after 3 s (memory
   storage: nothing to lose).
+
+The broker never outlives the process that started it: on Linux the kernel kills it when that
+process ends, however it ends (SIGTERM, SIGKILL, a crash: ``PR_SET_PDEATHSIG``, set when it is
+started from the main thread; the parent is the starting thread), and brokers still running at
+interpreter exit are stopped (``atexit``).
 """
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import signal
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -57,6 +67,38 @@ def find_tansu() -> str | None:
             if cand.is_file() and os.access(cand, os.X_OK):
                 return str(cand)
     return shutil.which("tansu")
+
+
+_RUNNING: "weakref.WeakSet[LocalKafkaBroker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for broker in list(_RUNNING):
+        try:
+            broker._terminate()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
+
+
+def _death_signal():
+    """A ``preexec_fn`` that makes the kernel SIGKILL the child when its parent thread ends
+    (Linux ``prctl(PR_SET_PDEATHSIG)``), or None where that is not available.  The libc function
+    is looked up here, before the fork: the child only calls it."""
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec():
+        prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
+        if os.getppid() != parent:    # the parent already ended before prctl took effect
+            os._exit(1)
+    return preexec
 
 
 def _free_port() -> int:
@@ -128,7 +170,8 @@ class LocalKafkaBroker:
         cmd = [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
                "--storage-engine", "memory://tansu/"]
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
-                                      stderr=subprocess.STDOUT)
+                                      stderr=subprocess.STDOUT, preexec_fn=_death_signal())
+        _RUNNING.add(self)
         self.port = port
         deadline = time.monotonic() + self.startup_timeout
         # 1) the port accepts TCP connections (avoids librdkafka "Connection refused" log spam)
@@ -181,6 +224,7 @@ class LocalKafkaBroker:
         self._terminate()
 
     def _terminate(self) -> None:
+        _RUNNING.discard(self)
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.terminate()
