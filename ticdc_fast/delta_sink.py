@@ -461,7 +461,7 @@ def fold_scd1(rows: pa.Table, keys) -> pa.Table:
     rows = _ordered(with_old_key_deletes(rows, keys))
     rows = rows.append_column("__i", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
     last = rows.group_by(keys, use_threads=False).aggregate([("__i", "max")])["__i_max"]
-    latest = rows.take(pc.sort_indices(last)).drop_columns(["__i"])
+    latest = rows.take(pc.take(last, pc.array_sort_indices(last))).drop_columns(["__i"])
     out = latest.select(data_columns(latest))
     out = out.append_column(COMMIT_TS, latest[COMMIT_TS])
     return out.append_column(DELETED, pc.equal(latest["_op"], "DELETE"))
@@ -476,7 +476,8 @@ def scd2_events(rows: pa.Table, keys) -> pa.Table:
     out = out.append_column(DELETED, pc.equal(rows["_op"], "DELETE"))
     out = out.append_column("__i", pa.array(np.arange(out.num_rows, dtype=np.int64)))
     last = out.group_by(list(keys) + [VALID_FROM, DELETED], use_threads=False).aggregate([("__i", "max")])
-    return out.take(pc.sort_indices(last["__i_max"])).drop_columns(["__i"])
+    last = last["__i_max"]
+    return out.take(pc.take(last, pc.array_sort_indices(last))).drop_columns(["__i"])
 
 
 def chain_scd2(versions: pa.Table, keys) -> pa.Table:
