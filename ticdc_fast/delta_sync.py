@@ -26,8 +26,9 @@ PROTOCOLS = ("open", "simple-json", "simple-avro", "avro")
 
 @dataclass
 class TableInfo:
-    schema: pa.Schema
+    schema: pa.Schema          # every column of every version (what schema_change="evolve" writes)
     keys: list
+    first: pa.Schema | None = None   # the columns of the first version (what "ignore" keeps)
 
 
 @dataclass
@@ -64,18 +65,20 @@ def discover(protocol, chunks, decoder_options=None) -> tuple[dict, list]:
         parts.update(int(x) for x in np.unique(np.asarray(p)))
         batch = dec.decode(k, v)
         learn(batch, k, v, schemas, keys, dec, decoder_options or {})
-    tables = {t: TableInfo(s, keys.get(t) or []) for t, s in schemas.items()}
+    tables = {t: TableInfo(union, keys.get(t) or [], first) for t, (union, first) in schemas.items()}
     return tables, sorted(parts)
 
 
-def _union(old: pa.Schema | None, new: pa.Schema) -> pa.Schema:
-    """Columns of every version in order of first appearance, each with its latest type."""
+def _union(old: tuple | None, new: pa.Schema) -> tuple:
+    """(columns of every version in order of first appearance, each with its latest type; the
+    first version's schema)."""
     if old is None:
-        return new
+        return new, new
+    old, first = old
     fields = {f.name: f for f in old}
     for f in new:
         fields[f.name] = f
-    return pa.schema(list(fields.values()))
+    return pa.schema(list(fields.values())), first
 
 
 def _rows_by_table(batch):
@@ -96,7 +99,7 @@ def _learn_open(batch, k, v, schemas, keys, dec, options):
         for col in ("after", "before"):
             names.update(pc.unique(rows.column(col).keys).to_pylist())
         known = schemas.get(table)
-        if known is not None and names <= set(known.names):
+        if known is not None and names <= set(known[0].names):
             continue
         found = infer_open_schema(k, v, table=table, compression=options.get("compression", "none"))
         keys.setdefault(table, [f.name for f in found
@@ -153,7 +156,8 @@ def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1,
     sink = DeltaSink(root, keys=keys, partitions=partitions, topic=topic, app_id=app_id, scd=scd,
                      schema_change=schema_change, consistent=consistent, storage_options=storage_options)
     kw = {"on_schema_change": "ignore"} if protocol != "open" else {}
-    dec = _decoder(protocol, decoder_options, tables={t: i.schema for t, i in tables.items()},
+    pick = (lambda i: i.first or i.schema) if schema_change == "ignore" else (lambda i: i.schema)
+    dec = _decoder(protocol, decoder_options, tables={t: pick(i) for t, i in tables.items()},
                    old_image=True, **kw)
     summary = SyncSummary()
     for k, v, p, o in chunks:
