@@ -4,7 +4,6 @@ tables read back equal the state folded independently from the whole topic (test
 whatever the chunking, restarts and replays; a second run commits nothing."""
 from __future__ import annotations
 
-import logging
 import socket
 
 import pyarrow as pa
@@ -193,22 +192,36 @@ def test_options_not_understood_are_errors(tmp_path):
 # --------------------------------------------------------------------------- S3 (moto server)
 @pytest.fixture(scope="module")
 def s3_delta():
-    from moto.server import ThreadedMotoServer
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    """moto's S3 server in a process of its own: delta-rs holds the GIL while it waits for the
+    server, so a server thread in this process could not answer."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
-    import boto3
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
-                 aws_secret_access_key="testing").create_bucket(Bucket="lake")
     try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(endpoint, timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("moto's S3 server did not start")
+                time.sleep(0.1)
+        import boto3
+        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
+                     aws_secret_access_key="testing").create_bucket(Bucket="lake")
         yield {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true", "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+               "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true", "AWS_CONDITIONAL_PUT": "etag"}
     finally:
-        server.stop()
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_tables_on_s3(s3_delta, registry):
