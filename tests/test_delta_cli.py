@@ -23,7 +23,7 @@ TABLES = ("shop.orders", "shop.users", "shop.items")
 PARTITIONS = 3
 
 
-def _capture(path, n_rows=12_000, seed=5):
+def _capture(path, n_rows=40_000, seed=5):
     """A three-table changefeed on three partitions (a table per partition, as TiCDC's default
     dispatcher; RESOLVED and DDL broadcast to all), one event per message."""
     events = realistic_changefeed(n_rows, seed=seed, tables=TABLES, resolved_every=400)
