@@ -158,10 +158,14 @@ def test_schema_change_ignore_keeps_the_first_columns(tmp_path, registry):
 def test_as_they_come_applies_past_the_resolved_ts(tmp_path, registry):
     evs, msgs = _stream("open", registry)
     root = str(tmp_path / "lake")
+    _run("open", msgs, root, registry, consistent=False, upto=12)           # killed there
     summary = _run("open", msgs, root, registry, consistent=False)
     assert summary.waiting == 0
-    assert _live(root, "db.t") == S.expected_state(evs, upto=10**6)["db.t"]
+    for table in S.TABLES:
+        assert _live(root, table) == S.expected_state(evs, upto=10**6)[table]   # TRUNCATE too
     assert 9 in _live(root, "db.t")
+    with pytest.raises(ValueError, match="as they come"):
+        _run("open", msgs, root, registry)
 
 
 def test_ddl_kinds():

@@ -144,21 +144,29 @@ class DeltaSink:
         """The resolved ts the stream is complete up to (None before every partition sent one)."""
         return self.tracker.complete_up_to
 
-    def write(self, batches, *, offsets, table=None, resolved=None) -> StepResult:
+    def write(self, batches, *, offsets=None, table=None, resolved=None, txn=None) -> StepResult:
         """One step: see the class.  Commits at most one Delta version per table (a
-        ``SchemaChangeStop`` commits what came before the DDL, then raises)."""
+        ``SchemaChangeStop`` commits what came before the DDL, then raises).
+
+        ``txn``: ``(app_id, version)`` instead of Kafka offsets (Spark's ``foreachBatch``: the
+        query's id and ``batch_id``): a table whose ``app_id`` already has ``version`` or a
+        later one takes nothing from this step; the others record it with their commit."""
+        if (offsets is None) == (txn is None):
+            raise ValueError("give offsets={partition: next offset} or txn=(app_id, version)")
         batches = self._as_tables(batches, table)
         self._observe_resolved(batches, resolved)
-        offsets = {int(p): int(o) for p, o in offsets.items()}
+        offsets = {int(p): int(o) for p, o in (offsets or {}).items()}
         stray = sorted(set(offsets) - set(self.partitions))
         if stray:
             raise ValueError(f"offsets name partitions {stray} outside the topic's {self.partitions}")
         upto = self.resolved_ts if self.consistent else MAX_TS
         result = StepResult(resolved_ts=self.resolved_ts)
         for name, rows in batches.items():
-            self._table(name).take(rows)
+            t = self._table(name)
+            if txn is None or not t.has_txn(txn):
+                t.take(rows)
         for name, t in self._tables.items():
-            applied, version = t.step(upto, offsets)
+            applied, version = t.step(upto, offsets, txn)
             result.rows_applied += applied
             if version is not None:
                 result.commits[name] = version
@@ -234,6 +242,16 @@ class _Table:
         self.resolved = -1 if got is None else got
         got = self.dt.transaction_version(self._app("truncated"))
         self.truncated = -1 if got is None else got
+        if self.sink.consistent and self.resolved == MAX_TS:
+            raise ValueError(f"{self.uri} was written with changes applied as they come "
+                             "(consistent=False, --apply as-they-come): go on in that mode")
+
+    def has_txn(self, txn) -> bool:
+        """Whether the table took ``(app_id, version)`` already."""
+        if self.dt is None:
+            return False
+        got = self.dt.transaction_version(txn[0])
+        return got is not None and got >= int(txn[1])
 
     @property
     def waiting(self) -> int:
@@ -243,22 +261,26 @@ class _Table:
     def take(self, rows: pa.Table) -> None:
         """Keep the batch's changes and DDLs the table does not have yet."""
         ts, op = rows[COMMIT_TS], rows["_op"]
-        done = pc.less_equal(ts, self.resolved)
-        in_offsets = pa.array(np.zeros(rows.num_rows, dtype=bool))
+        seen = pa.array(np.zeros(rows.num_rows, dtype=bool))
         for p, high in self.high.items():
             mine = pc.and_(pc.equal(rows["_partition"], p), pc.less(rows["_offset"], high))
-            in_offsets = pc.or_(in_offsets, mine)
-        for r in rows.filter(pc.and_(pc.equal(op, "DDL"), pc.invert(done))).select(
+            seen = pc.or_(seen, mine)
+        if self.sink.consistent:      # everything up to the resolved ts of the last commit is in
+            at_or_below = pc.less_equal(ts, self.resolved)
+            data_done, ddl_done = pc.and_(seen, at_or_below), at_or_below
+        else:                         # everything below the offsets of the last commit is in
+            data_done = ddl_done = seen
+        for r in rows.filter(pc.and_(pc.equal(op, "DDL"), pc.invert(ddl_done))).select(
                 [COMMIT_TS, "_ddl", "_partition", "_offset"]).to_pylist():
             self.ddls.setdefault((r[COMMIT_TS], r["_ddl"]), (r["_partition"], r["_offset"]))
-        keep = pc.and_(pc.is_in(op, pa.array(DATA_OPS)), pc.invert(pc.and_(done, in_offsets)))
+        keep = pc.and_(pc.is_in(op, pa.array(DATA_OPS)), pc.invert(data_done))
         keep = pc.and_(keep, pc.greater_equal(ts, self.truncated))
         fresh = rows.filter(keep)
         if fresh.num_rows:
             self.pending.append(fresh)
 
     # ------------------------------------------------------------------ a step
-    def step(self, upto, offsets) -> tuple[int, int | None]:
+    def step(self, upto, offsets, txn=None) -> tuple[int, int | None]:
         """Apply the changes and DDLs up to ``upto``; returns (changes applied, version or None)."""
         if upto is None:
             return 0, None
@@ -272,7 +294,7 @@ class _Table:
         truncate = max((k[0] for k in ddls if ddl_kind(k[1]) == "truncate"), default=None)
         version = None
         if ready is not None or truncate is not None:
-            version = self._commit(ready, truncate, upto, offsets)
+            version = self._commit(ready, truncate, upto, offsets, txn)
         self.pending = rest
         for k in ddls:
             del self.ddls[k]
@@ -289,7 +311,7 @@ class _Table:
         ready, rest = rows.filter(at), rows.filter(pc.invert(at))
         return (ready if ready.num_rows else None), ([rest] if rest.num_rows else [])
 
-    def _commit(self, ready, truncate, upto, offsets) -> int | None:
+    def _commit(self, ready, truncate, upto, offsets, txn=None) -> int | None:
         from deltalake import CommitProperties, Transaction
         if truncate is not None and ready is not None:
             ready = ready.filter(pc.greater_equal(ready[COMMIT_TS], truncate))
@@ -299,6 +321,8 @@ class _Table:
         truncated = self.truncated if truncate is None else max(self.truncated, truncate)
         txns = [Transaction(self._app(p), v) for p, v in high.items()]
         txns += [Transaction(self._app("resolved"), resolved), Transaction(self._app("truncated"), truncated)]
+        if txn is not None:
+            txns.append(Transaction(str(txn[0]), int(txn[1])))
         meta = {META_PREFIX + "resolved_ts": str(resolved), META_PREFIX + "topic": self.sink.topic,
                 META_PREFIX + "offsets": ",".join(f"{p}:{v}" for p, v in high.items())}
         props = CommitProperties(custom_metadata=meta, app_transactions=txns)
