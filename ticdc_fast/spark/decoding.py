@@ -277,7 +277,20 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
         return decode_partition(batches, _spec)
 
     with _worker_environment(df.sparkSession):
-        return df.select(*columns, *meta).mapInArrow(run, spark_struct)
+        selected = df.select(*columns, *meta)
+        if not analyse:
+            _names_known(selected, columns + meta)
+        return selected.mapInArrow(run, spark_struct)
+
+
+def _names_known(selected, names) -> None:
+    """Spark Connect's ``mapInArrow`` asks its input for its column names, which analyses the
+    plan unless the DataFrame has its schema already: give it one with those names (only the
+    names are read there; the types are the Kafka source's)."""
+    if getattr(selected, "_cached_schema", "absent") is not None:
+        return                                   # classic Spark, or a schema known already
+    from pyspark.sql.types import BinaryType, StructField, StructType
+    selected._cached_schema = StructType([StructField(n, BinaryType()) for n in names])
 
 
 class DecodeSpec:
