@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from ..tables import COL_TABLE_KEY
-
-_KAFKA = ("_partition", "_offset", "_topic", "_timestamp", "_headers")
 
 
 def delta_foreach_batch(root, *, keys, partitions, table=None, app_id=None, scd=1, schema_change="evolve",
@@ -32,14 +27,24 @@ def delta_foreach_batch(root, *, keys, partitions, table=None, app_id=None, scd=
 
     def write(batch_df, batch_id):
         name = app_id or _query_id(batch_df)
-        rows = batch_df.toArrow()
-        batches = unstack(rows) if COL_TABLE_KEY in rows.column_names else {table: rows}
-        if None in batches:
-            raise ValueError("a single-table stream needs table='db.table'")
-        return sink.write(batches, txn=(f"ticdc_fast/spark/{name}", int(batch_id)))
+        return sink.write(_collected(batch_df, table), txn=(f"ticdc_fast/spark/{name}", int(batch_id)))
 
     write.sink = sink
     return write
+
+
+def _collected(batch_df, table) -> dict:
+    """``{"db.table": pyarrow.Table}`` of a micro-batch, on the driver."""
+    from .decoding import split_tables
+    if COL_TABLE_KEY not in batch_df.columns:
+        if table is None:
+            raise ValueError("a single-table stream needs table='db.table'")
+        return {table: batch_df.toArrow()}
+    batch_df = batch_df.persist()
+    try:
+        return {t: df.toArrow() for t, df in split_tables(batch_df).items() if "." in t}
+    finally:
+        batch_df.unpersist()
 
 
 def _query_id(batch_df) -> str:
@@ -47,23 +52,6 @@ def _query_id(batch_df) -> str:
     if not got:
         raise ValueError("no streaming query id in this foreachBatch call: give app_id=")
     return got
-
-
-def unstack(rows: pa.Table) -> dict:
-    """``{"db.table": table}`` of a multi-table decode's stacked rows (``decode(tables=...)``):
-    each table's rows with ``_op``, ``_commit_ts``, its struct's columns and the Kafka columns."""
-    common = [c for c in ("_op", "_commit_ts") + _KAFKA if c in rows.column_names]
-    out = {}
-    for f in rows.schema:
-        if not pa.types.is_struct(f.type) or "." not in f.name:
-            continue
-        mine = rows.filter(pc.is_valid(rows[f.name]))
-        struct = mine[f.name].combine_chunks()
-        cols = {c: mine[c] for c in common}
-        for i, sub in enumerate(f.type):
-            cols[sub.name] = struct.field(i)
-        out[f.name] = pa.table(cols)
-    return out
 
 
 def auto_cdc_changes(changelog, keys, *, sequence="_sequence"):
