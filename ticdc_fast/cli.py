@@ -377,7 +377,7 @@ def _sync_chunks(args):
     """A fresh iterator over the whole input (each pass reads it from its start)."""
     if args.input:
         from .capture import read_capture
-        return read_capture(args.input, args.batch_size)
+        return read_capture(args.input, args.batch_size, arrow=True)
     return _chunks_from_topic(args)
 
 

@@ -62,8 +62,11 @@ def discover(protocol, chunks, decoder_options=None) -> tuple[dict, list]:
     parts: set = set()
     learn = {"open": _learn_open, "avro": _learn_avro}.get(protocol, _learn_simple)
     for k, v, p, _ in chunks:
-        parts.update(int(x) for x in np.unique(np.asarray(p)))
-        batch = dec.decode(k, v)
+        parts.update(next_offsets(p, p))
+        index = pa.array(np.arange(len(v), dtype=np.int64))
+        batch = dec.decode(k, v, partitions=pa.array(np.zeros(len(v), dtype=np.int32)), offsets=index)
+        batch = pa.Table.from_batches([batch]).rename_columns(
+            [c if c != "_offset" else "_message" for c in batch.schema.names])
         learn(batch, k, v, schemas, keys, dec, decoder_options or {})
     tables = {t: TableInfo(union, keys.get(t) or [], first) for t, (union, first) in schemas.items()}
     return tables, sorted(parts)
@@ -82,29 +85,51 @@ def _union(old: tuple | None, new: pa.Schema) -> tuple:
 
 
 def _rows_by_table(batch):
+    wanted = ["_op", C.COL_SCHEMA, C.COL_TABLE, "after", "before", "_message", C.COL_VALUE_SCHEMA_ID, C.COL_KEY]
+    batch = batch.select([c for c in wanted if c in batch.column_names])
     data = batch.filter(pc.is_in(batch["_op"], pa.array(["INSERT", "UPDATE", "DELETE", "UPSERT"])))
     if not data.num_rows:
         return {}
-    pairs = data.select([C.COL_SCHEMA, C.COL_TABLE]).to_pydict()
-    out: dict = {}
-    for i, (s, t) in enumerate(zip(pairs[C.COL_SCHEMA], pairs[C.COL_TABLE])):
-        out.setdefault(f"{s}.{t}", []).append(i)
-    return {t: data.take(pa.array(ix)) for t, ix in out.items()}
+    names = pc.binary_join_element_wise(data[C.COL_SCHEMA], data[C.COL_TABLE], ".")
+    return {t: data.filter(pc.equal(names, t)) for t in pc.unique(names).to_pylist()}
+
+
+_SAMPLE = 32       # messages an open-protocol table's column types are read from
 
 
 def _learn_open(batch, k, v, schemas, keys, dec, options):
+    """A table's columns from the messages from its first row that names a column not known yet
+    (every row carries its columns' type codes and flags: a sample is enough)."""
     from .arrow_types import infer_open_schema, spark_schema
     for table, rows in _rows_by_table(batch).items():
-        names = set()
-        for col in ("after", "before"):
-            names.update(pc.unique(rows.column(col).keys).to_pylist())
         known = schemas.get(table)
-        if known is not None and names <= set(known[0].names):
+        first = _first_row_with_new_names(rows, set() if known is None else set(known[0].names))
+        if first is None:
             continue
-        found = infer_open_schema(k, v, table=table, compression=options.get("compression", "none"))
+        found = infer_open_schema(_pylist(k[first:first + _SAMPLE]), _pylist(v[first:first + _SAMPLE]), table=table,
+                                  compression=options.get("compression", "none"))
         keys.setdefault(table, [f.name for f in found
                                 if int((f.metadata or {}).get(b"ticdc_flags", b"0")) & C.FLAG_HANDLE_KEY])
         schemas[table] = _union(known, spark_schema(found))
+
+
+def _pylist(seq) -> list:
+    return seq.to_pylist() if isinstance(seq, pa.Array) else list(seq)
+
+
+def _first_row_with_new_names(rows, known: set):
+    """The message index (``_message``) of the first row naming a column outside ``known``."""
+    for col in ("after", "before"):
+        arr = rows.column(col).combine_chunks()
+        names = arr.keys
+        new = pc.invert(pc.is_in(names, pa.array(sorted(known), pa.string())))
+        if not pc.any(new).as_py():
+            continue
+        at = pc.index(new, True).as_py()
+        offsets = arr.offsets.to_numpy()
+        row = int(np.searchsorted(offsets, at, side="right")) - 1
+        return rows["_message"][row].as_py()
+    return None
 
 
 def _learn_simple(batch, k, v, schemas, keys, dec, options):
@@ -135,11 +160,10 @@ def _learn_avro(batch, k, v, schemas, keys, dec, options):
 # ---------------------------------------------------------------------- pass 2: the sink
 def next_offsets(parts, offs) -> dict:
     """``{partition: highest offset + 1}`` of one chunk."""
-    p, o = np.asarray(parts, dtype=np.int64), np.asarray(offs, dtype=np.int64)
-    out = {}
-    for part in np.unique(p):
-        out[int(part)] = int(o[p == part].max()) + 1
-    return out
+    t = pa.table({"p": pa.array(parts, pa.int64()) if not isinstance(parts, (pa.Array, pa.ChunkedArray)) else parts,
+                  "o": pa.array(offs, pa.int64()) if not isinstance(offs, (pa.Array, pa.ChunkedArray)) else offs})
+    got = t.group_by("p", use_threads=False).aggregate([("o", "max")]).to_pydict()
+    return {int(p): int(o) + 1 for p, o in zip(got["p"], got["o_max"])}
 
 
 def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1, schema_change="evolve",
