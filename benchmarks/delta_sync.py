@@ -42,12 +42,13 @@ def make_capture(path, rows: int) -> int:
 def _sync(capture, root, batch, save_sources=None) -> float:
     import deltalake  # noqa: F401 - imports before the clock starts, as in _merge
     from ticdc_fast.capture import read_capture
-    from ticdc_fast.delta_sync import discover, sync
+    from ticdc_fast.delta_sync import TwoPasses, discover, sync
     if save_sources is not None:
         _record_sources(save_sources)
     t0 = time.perf_counter()
-    tables, parts = discover("open", read_capture(capture, batch, arrow=True))
-    sync("open", read_capture(capture, batch, arrow=True), root, tables=tables, partitions=parts, topic="bench")
+    passes = TwoPasses(lambda: read_capture(capture, batch, arrow=True))
+    tables, parts = discover("open", passes.first())
+    sync("open", passes.second(), root, tables=tables, partitions=parts, topic="bench")
     return time.perf_counter() - t0
 
 

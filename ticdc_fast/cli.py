@@ -394,7 +394,7 @@ def _cmd_sync(args) -> int:
     import signal
 
     from .delta_sink import SchemaChangeStop
-    from .delta_sync import discover, parse_keys, summary_json, sync
+    from .delta_sync import TwoPasses, discover, parse_keys, summary_json, sync
     _require("sync", "deltalake")
     _check_source(args)
     if args.bootstrap or args.protocol == "avro":
@@ -408,13 +408,14 @@ def _cmd_sync(args) -> int:
     stop = []
     previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
     try:
-        tables, seen = discover(args.protocol, _sync_chunks(args), options)
+        passes = TwoPasses(lambda: _sync_chunks(args))
+        tables, seen = discover(args.protocol, passes.first(), options)
         if args.table:
             if args.table not in tables:
                 raise ValueError(f"table {args.table} has no change in the input (tables: {sorted(tables)})")
             tables = {args.table: tables[args.table]}
         partitions = list(range(args.partitions)) if args.partitions else seen
-        summary = sync(args.protocol, _sync_chunks(args), args.delta, tables=tables, partitions=partitions,
+        summary = sync(args.protocol, passes.second(), args.delta, tables=tables, partitions=partitions,
                        topic=args.topic or "capture", keys=parse_keys(args.key), scd=args.scd,
                        schema_change=args.schema_change, consistent=args.apply == "resolved",
                        decoder_options=options, progress=None if args.quiet else _sync_progress,

@@ -284,6 +284,8 @@ class _Table:
         """Apply the changes and DDLs up to ``upto``; returns (changes applied, version or None)."""
         if upto is None:
             return 0, None
+        for k in [k for k in self.ddls if ddl_kind(k[1]) == "truncate" and k[0] <= self.truncated]:
+            del self.ddls[k]                # another partition's copy of a TRUNCATE applied already
         ddls = sorted((k for k in self.ddls if k[0] <= upto), key=lambda k: k[0])
         stop = None
         if self.sink.schema_change == "fail":

@@ -101,13 +101,10 @@ def _learn_open(batch, k, v, schemas, keys, dec, options):
     """A table's columns from the messages from its first row that names a column not known yet
     (every row carries its columns' type codes and flags: a sample is enough)."""
     from .arrow_types import infer_open_schema, spark_schema
-    for table, rows in _rows_by_table(batch).items():
+    for table, first in _first_rows_naming_new_columns(batch, schemas).items():
         known = schemas.get(table)
-        first = _first_row_with_new_names(rows, set() if known is None else set(known[0].names))
-        if first is None:
-            continue
-        found = infer_open_schema(_pylist(k[first:first + _SAMPLE]), _pylist(v[first:first + _SAMPLE]), table=table,
-                                  compression=options.get("compression", "none"))
+        found = infer_open_schema(_pylist(k[first:first + _SAMPLE]), _pylist(v[first:first + _SAMPLE]),
+                                  table=table, compression=options.get("compression", "none"))
         keys.setdefault(table, [f.name for f in found
                                 if int((f.metadata or {}).get(b"ticdc_flags", b"0")) & C.FLAG_HANDLE_KEY])
         schemas[table] = _union(known, spark_schema(found))
@@ -117,19 +114,38 @@ def _pylist(seq) -> list:
     return seq.to_pylist() if isinstance(seq, pa.Array) else list(seq)
 
 
-def _first_row_with_new_names(rows, known: set):
-    """The message index (``_message``) of the first row naming a column outside ``known``."""
+def _map_keys(arr) -> tuple:
+    """(row of each key, the keys) of a map array (``pc.list_parent_indices`` aborts on maps)."""
+    offsets = arr.offsets.to_numpy(zero_copy_only=False)
+    rows = pa.array(np.repeat(np.arange(len(arr), dtype=np.int64), np.diff(offsets)))
+    keys = arr.keys
+    if len(keys) != offsets[-1] - offsets[0]:
+        keys = keys.slice(offsets[0], offsets[-1] - offsets[0])
+    return rows, keys
+
+
+def _first_rows_naming_new_columns(batch, schemas) -> dict:
+    """``{table: message index}`` of the first data row of each table that names a column its
+    schema lacks (all tables' rows at once, by ``table NUL column`` pairs)."""
+    is_data = pc.is_in(batch["_op"], pa.array(["INSERT", "UPDATE", "DELETE", "UPSERT"]))
+    names = pc.if_else(is_data, pc.binary_join_element_wise(batch[C.COL_SCHEMA], batch[C.COL_TABLE], "."), None)
+    names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
+    known = pa.array([f"{t}\0{c}" for t, (u, _) in schemas.items() for c in u.names], pa.string())
+    messages = batch["_message"].combine_chunks()
+    out: dict = {}
     for col in ("after", "before"):
-        arr = rows.column(col).combine_chunks()
-        names = arr.keys
-        new = pc.invert(pc.is_in(names, pa.array(sorted(known), pa.string())))
-        if not pc.any(new).as_py():
-            continue
-        at = pc.index(new, True).as_py()
-        offsets = arr.offsets.to_numpy()
-        row = int(np.searchsorted(offsets, at, side="right")) - 1
-        return rows["_message"][row].as_py()
-    return None
+        rows, column_names = _map_keys(batch.column(col).combine_chunks())
+        pairs = pc.binary_join_element_wise(pc.take(names, rows), column_names, "\0")
+        new = pc.and_(pc.is_valid(pairs), pc.invert(pc.is_in(pairs, known)))
+        rows, pairs = rows.filter(new), pairs.filter(new)
+        for table in pc.unique(pc.take(names, rows)).to_pylist():
+            first = pc.index(pc.take(names, rows), table).as_py()
+            at = messages[rows[first].as_py()].as_py()
+            out[table] = min(at, out.get(table, at))
+    for table in pc.unique(names.drop_null()).to_pylist():      # tables whose rows name no column
+        if table not in schemas and table not in out:
+            out[table] = messages[pc.index(names, table).as_py()].as_py()
+    return out
 
 
 def _learn_simple(batch, k, v, schemas, keys, dec, options):
@@ -158,12 +174,21 @@ def _learn_avro(batch, k, v, schemas, keys, dec, options):
 
 
 # ---------------------------------------------------------------------- pass 2: the sink
+def _numpy(seq) -> np.ndarray:
+    if isinstance(seq, pa.ChunkedArray):
+        seq = seq.combine_chunks()
+    if isinstance(seq, pa.Array):
+        return seq.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return np.asarray(seq, dtype=np.int64)
+
+
 def next_offsets(parts, offs) -> dict:
     """``{partition: highest offset + 1}`` of one chunk."""
-    t = pa.table({"p": pa.array(parts, pa.int64()) if not isinstance(parts, (pa.Array, pa.ChunkedArray)) else parts,
-                  "o": pa.array(offs, pa.int64()) if not isinstance(offs, (pa.Array, pa.ChunkedArray)) else offs})
-    got = t.group_by("p", use_threads=False).aggregate([("o", "max")]).to_pydict()
-    return {int(p): int(o) + 1 for p, o in zip(got["p"], got["o_max"])}
+    p, o = _numpy(parts), _numpy(offs)
+    ids, where = np.unique(p, return_inverse=True)
+    top = np.full(len(ids), -1, dtype=np.int64)
+    np.maximum.at(top, where, o)
+    return {int(i): int(t) + 1 for i, t in zip(ids, top)}
 
 
 def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1, schema_change="evolve",
@@ -194,6 +219,40 @@ def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1,
             summary.stopped = True
             break
     return summary
+
+
+class TwoPasses:
+    """An input read twice (``read()``: a fresh iterator of chunks): the first pass keeps its
+    chunks while their messages fit ``budget`` bytes, and the second replays them instead of
+    reading the input again."""
+
+    def __init__(self, read, budget: int = 512 << 20):
+        self.read, self.budget = read, budget
+        self.kept: list | None = []
+        self.size, self.complete = 0, False
+
+    def first(self):
+        for chunk in self.read():
+            if self.kept is not None:
+                self.size += sum(_nbytes(part) for part in chunk[:2])
+                if self.size <= self.budget:
+                    self.kept.append(chunk)
+                else:
+                    self.kept = None
+            yield chunk
+        self.complete = True
+
+    def second(self):
+        if self.complete and self.kept is not None:
+            kept, self.kept = self.kept, None
+            return iter(kept)
+        return self.read()
+
+
+def _nbytes(seq) -> int:
+    if isinstance(seq, (pa.Array, pa.ChunkedArray)):
+        return seq.nbytes
+    return sum(len(x) for x in seq if x is not None)
 
 
 def _add(summary: SyncSummary, step: StepResult, messages: int) -> None:
