@@ -33,8 +33,8 @@ def _stream(protocol, registry):
     return evs, S.with_offsets(S.encode(protocol, evs, registry.url))
 
 
-def _run(protocol, msgs, root, registry, impl="cython", chunk=7, upto=None, storage_options=None, **kw):
-    opts = {"implementation": impl}
+def _run(protocol, msgs, root, registry, impl=None, chunk=7, upto=None, storage_options=None, **kw):
+    opts = {} if impl is None else {"implementation": impl}
     if protocol == "avro":
         opts["registry"] = registry.url
     tables, parts = discover(protocol, _chunks(msgs, chunk), opts)

@@ -39,7 +39,7 @@ def test_foreach_batch_writes_each_micro_batch_once(spark, kafka, tmp_path):
     kafka.produce(topic, S.encode_open(evs))
     raw = (spark.readStream.format("ticdc_kafka").option("kafka.bootstrap.servers", kafka.bootstrap_servers)
            .option("subscribe", topic).option("startingOffsets", "earliest")
-           .option("maxOffsetsPerTrigger", "9").load())
+           .option("maxOffsetsPerTrigger", "16").load())
     changes = tfs.decode(raw, "open", tables=SCHEMAS, old_image=True)
     root = str(tmp_path / "lake")
     write = tfs.delta_foreach_batch(root, keys={"db.t": ["id"], "db.u": ["id"]}, partitions=2)
