@@ -41,22 +41,21 @@ def make_capture(path, rows: int) -> int:
 
 def _sync(capture, root, batch, save_sources=None) -> float:
     import deltalake  # noqa: F401 - imports before the clock starts, as in _merge
-    from ticdc_fast.capture import read_capture
-    from ticdc_fast.delta_sync import TwoPasses, discover, sync
+    from ticdc_fast.delta_sync import TwoPasses, capture_blocks, discover, sync
     if save_sources is not None:
         _record_sources(save_sources)
     t0 = time.perf_counter()
-    passes = TwoPasses(lambda: read_capture(capture, batch, arrow=True))
+    passes = TwoPasses(lambda: capture_blocks(capture))
     tables, parts = discover("open", passes.first())
-    sync("open", passes.second(), root, tables=tables, partitions=parts, topic="bench")
+    sync("open", passes.second(), root, tables=tables, partitions=parts, topic="bench", step_messages=batch)
     return time.perf_counter() - t0
 
 
 def _read(capture, batch) -> float:
     """Reading the capture alone (kcat JSON parsing: the input, not the sink's work)."""
-    from ticdc_fast.capture import read_capture
+    from ticdc_fast.delta_sync import capture_blocks
     t0 = time.perf_counter()
-    for _ in read_capture(capture, batch, arrow=True):
+    for _ in capture_blocks(capture):
         pass
     return time.perf_counter() - t0
 

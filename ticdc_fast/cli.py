@@ -376,8 +376,8 @@ def _cmd_schema(args) -> int:
 def _sync_chunks(args):
     """A fresh iterator over the whole input (each pass reads it from its start)."""
     if args.input:
-        from .capture import read_capture
-        return read_capture(args.input, args.batch_size, arrow=True)
+        from .delta_sync import capture_blocks
+        return capture_blocks(args.input)
     return _chunks_from_topic(args)
 
 
@@ -419,7 +419,7 @@ def _cmd_sync(args) -> int:
                        topic=args.topic or "capture", keys=parse_keys(args.key), scd=args.scd,
                        schema_change=args.schema_change, consistent=args.apply == "resolved",
                        decoder_options=options, progress=None if args.quiet else _sync_progress,
-                       should_stop=lambda: bool(stop))
+                       should_stop=lambda: bool(stop), step_messages=args.batch_size if args.input else None)
     except SchemaChangeStop as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 4

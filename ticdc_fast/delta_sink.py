@@ -195,6 +195,7 @@ class DeltaSink:
     def _observe_resolved(self, batches, resolved) -> None:
         seen: dict = {}
         for t in batches.values():
+            t = t.select(["_op", "_partition", COMMIT_TS])
             res = t.filter(pc.equal(t["_op"], "RESOLVED"))
             if res.num_rows:
                 for r in res.group_by("_partition").aggregate([(COMMIT_TS, "max")]).to_pylist():
@@ -270,8 +271,8 @@ class _Table:
             data_done, ddl_done = pc.and_(seen, at_or_below), at_or_below
         else:                         # everything below the offsets of the last commit is in
             data_done = ddl_done = seen
-        for r in rows.filter(pc.and_(pc.equal(op, "DDL"), pc.invert(ddl_done))).select(
-                [COMMIT_TS, "_ddl", "_partition", "_offset"]).to_pylist():
+        for r in rows.select([COMMIT_TS, "_ddl", "_partition", "_offset"]).filter(
+                pc.and_(pc.equal(op, "DDL"), pc.invert(ddl_done))).to_pylist():
             self.ddls.setdefault((r[COMMIT_TS], r["_ddl"]), (r["_partition"], r["_offset"]))
         keep = pc.and_(pc.is_in(op, pa.array(DATA_OPS)), pc.invert(data_done))
         keep = pc.and_(keep, pc.greater_equal(ts, self.truncated))

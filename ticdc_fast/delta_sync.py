@@ -62,7 +62,7 @@ def discover(protocol, chunks, decoder_options=None) -> tuple[dict, list]:
     parts: set = set()
     learn = {"open": _learn_open, "avro": _learn_avro}.get(protocol, _learn_simple)
     for k, v, p, _ in chunks:
-        parts.update(next_offsets(p, p))
+        parts.update(pc.unique(p if isinstance(p, (pa.Array, pa.ChunkedArray)) else pa.array(p)).to_pylist())
         index = pa.array(np.arange(len(v), dtype=np.int64))
         batch = dec.decode(k, v, partitions=pa.array(np.zeros(len(v), dtype=np.int32)), offsets=index)
         batch = pa.Table.from_batches([batch]).rename_columns(
@@ -174,30 +174,31 @@ def _learn_avro(batch, k, v, schemas, keys, dec, options):
 
 
 # ---------------------------------------------------------------------- pass 2: the sink
-def _numpy(seq) -> np.ndarray:
-    if isinstance(seq, pa.ChunkedArray):
-        seq = seq.combine_chunks()
-    if isinstance(seq, pa.Array):
-        return seq.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return np.asarray(seq, dtype=np.int64)
-
-
 def next_offsets(parts, offs) -> dict:
     """``{partition: highest offset + 1}`` of one chunk."""
-    p, o = _numpy(parts), _numpy(offs)
-    ids, where = np.unique(p, return_inverse=True)
-    top = np.full(len(ids), -1, dtype=np.int64)
-    np.maximum.at(top, where, o)
-    return {int(i): int(t) + 1 for i, t in zip(ids, top)}
+    parts = parts if isinstance(parts, (pa.Array, pa.ChunkedArray)) else pa.array(parts, pa.int64())
+    offs = offs if isinstance(offs, (pa.Array, pa.ChunkedArray)) else pa.array(offs, pa.int64())
+    return {p: pc.max(offs.filter(pc.equal(parts, p))).as_py() + 1 for p in pc.unique(parts).to_pylist()}
+
+
+def capture_blocks(path):
+    """A capture file's messages a block (~4 MiB of whole lines) at a time, as Arrow arrays (no
+    copy into chunks of a set size: ``sync(step_messages=)`` groups them)."""
+    from .capture import parse_block, read_blocks
+    for lineno, block in read_blocks(path):
+        cols = parse_block(block, lineno, path)
+        if len(cols[1]):
+            yield cols
 
 
 def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1, schema_change="evolve",
          consistent=True, storage_options=None, decoder_options=None, app_id="ticdc_fast",
-         progress=None, should_stop=None) -> SyncSummary:
+         progress=None, should_stop=None, step_messages=None) -> SyncSummary:
     """Write ``chunks`` (an iterable of (keys, values, partitions, offsets)) into Delta tables
-    under ``root``.  ``tables``: ``{"db.t": TableInfo}`` (``discover``); ``keys`` overrides
-    their keys.  ``progress(summary, step)`` after every step; ``should_stop()`` True ends the
-    run between steps (nothing is lost: the next run goes on)."""
+    under ``root``, a step per ``step_messages`` messages (default: per chunk, as long as no
+    chunk is longer).  ``tables``: ``{"db.t": TableInfo}`` (``discover``); ``keys``
+    overrides their keys.  ``progress(summary, step)`` after every step; ``should_stop()`` True
+    ends the run between steps (nothing is lost: the next run goes on)."""
     keys = {t: list(keys[t]) if keys and t in keys else info.keys for t, info in tables.items()}
     missing = sorted(t for t, k in keys.items() if not k)
     if missing:
@@ -209,16 +210,41 @@ def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1,
     dec = _decoder(protocol, decoder_options, tables={t: pick(i) for t, i in tables.items()},
                    old_image=True, **kw)
     summary = SyncSummary()
-    for k, v, p, o in chunks:
-        batches = dec.decode(k, v, partitions=p, offsets=o)
-        step = sink.write(batches, offsets=next_offsets(p, o))
-        _add(summary, step, len(v))
+    for batches, offsets, messages in _steps(dec, chunks, step_messages):
+        step = sink.write(batches, offsets=offsets)
+        _add(summary, step, messages)
         if progress is not None:
             progress(summary, step)
         if should_stop is not None and should_stop():
             summary.stopped = True
             break
     return summary
+
+
+def _steps(dec, chunks, size):
+    """(``{table: pyarrow.Table}``, next offsets, messages) per step of ``size`` messages (the
+    last one shorter; None: a step per chunk): chunks are sliced, never copied, and decoded a
+    piece at a time."""
+    held: dict = {}
+    offsets: dict = {}
+    messages = 0
+    for chunk in chunks:
+        n, at = len(chunk[1]), 0
+        cap = size or n
+        while at < n:
+            take = min(n - at, cap - messages)
+            k, v, p, o = (c[at:at + take] for c in chunk)
+            at += take
+            for table, batch in dec.decode(k, v, partitions=p, offsets=o).items():
+                held.setdefault(table, []).append(batch)
+            for part, nxt in next_offsets(p, o).items():
+                offsets[part] = max(nxt, offsets.get(part, nxt))
+            messages += take
+            if messages == cap:
+                yield {t: pa.Table.from_batches(bs) for t, bs in held.items()}, offsets, messages
+                held, offsets, messages = {}, {}, 0
+    if messages:
+        yield {t: pa.Table.from_batches(bs) for t, bs in held.items()}, offsets, messages
 
 
 class TwoPasses:
