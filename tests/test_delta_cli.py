@@ -15,6 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 import delta_streams as S
+from ticdc_fast import _impl
 from ticdc_fast.capture import write_capture
 from ticdc_fast.testing import OpenEncoder, realistic_changefeed
 from ticdc_fast.testing.open_encoder import DDL, Resolved
@@ -23,7 +24,7 @@ TABLES = ("shop.orders", "shop.users", "shop.items")
 PARTITIONS = 3
 
 
-def _capture(path, n_rows=40_000, seed=5):
+def _capture(path, n_rows=8_000 if _impl.PURE_FORCED else 40_000, seed=5):
     """A three-table changefeed on three partitions (a table per partition, as TiCDC's default
     dispatcher; RESOLVED and DDL broadcast to all), one event per message."""
     events = realistic_changefeed(n_rows, seed=seed, tables=TABLES, resolved_every=400)
