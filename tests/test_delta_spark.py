@@ -57,7 +57,7 @@ def test_foreach_batch_writes_each_micro_batch_once(spark, kafka, tmp_path):
         return q
 
     query = run()
-    assert len(seen) >= 3                                      # several micro-batches
+    assert len(seen) >= 2                                      # more than one micro-batch
     for table in S.TABLES:
         assert _live(root, table) == S.expected_state(evs, upto=10**6)[table]
     dt = DeltaTable(f"{root}/db/t")
