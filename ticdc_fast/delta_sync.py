@@ -117,7 +117,7 @@ def _pylist(seq) -> list:
 def _map_keys(arr) -> tuple:
     """(row of each key, the keys) of a map array (``pc.list_parent_indices`` aborts on maps)."""
     offsets = arr.offsets.to_numpy(zero_copy_only=False)
-    rows = pa.array(np.repeat(np.arange(len(arr), dtype=np.int64), np.diff(offsets)))
+    rows = np.repeat(np.arange(len(arr), dtype=np.int64), np.diff(offsets))
     keys = arr.keys
     if len(keys) != offsets[-1] - offsets[0]:
         keys = keys.slice(offsets[0], offsets[-1] - offsets[0])
@@ -125,26 +125,25 @@ def _map_keys(arr) -> tuple:
 
 
 def _first_rows_naming_new_columns(batch, schemas) -> dict:
-    """``{table: message index}`` of the first data row of each table that names a column its
-    schema lacks (all tables' rows at once, by ``table NUL column`` pairs)."""
+    """``{table: message index}`` of the first data row of each table that is new or names a
+    column its schema lacks."""
     is_data = pc.is_in(batch["_op"], pa.array(["INSERT", "UPDATE", "DELETE", "UPSERT"]))
     names = pc.if_else(is_data, pc.binary_join_element_wise(batch[C.COL_SCHEMA], batch[C.COL_TABLE], "."), None)
     names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
-    known = pa.array([f"{t}\0{c}" for t, (u, _) in schemas.items() for c in u.names], pa.string())
     messages = batch["_message"].combine_chunks()
+    maps = [_map_keys(batch.column(col).combine_chunks()) for col in ("after", "before")]
     out: dict = {}
-    for col in ("after", "before"):
-        rows, column_names = _map_keys(batch.column(col).combine_chunks())
-        pairs = pc.binary_join_element_wise(pc.take(names, rows), column_names, "\0")
-        new = pc.and_(pc.is_valid(pairs), pc.invert(pc.is_in(pairs, known)))
-        rows, pairs = rows.filter(new), pairs.filter(new)
-        for table in pc.unique(pc.take(names, rows)).to_pylist():
-            first = pc.index(pc.take(names, rows), table).as_py()
-            at = messages[rows[first].as_py()].as_py()
-            out[table] = min(at, out.get(table, at))
-    for table in pc.unique(names.drop_null()).to_pylist():      # tables whose rows name no column
-        if table not in schemas and table not in out:
-            out[table] = messages[pc.index(names, table).as_py()].as_py()
+    for table in pc.unique(names.drop_null()).to_pylist():
+        mine = pc.fill_null(pc.equal(names, table), False).to_numpy(zero_copy_only=False)
+        if table not in schemas:
+            out[table] = messages[int(np.argmax(mine))].as_py()
+            continue
+        known = pa.array(schemas[table][0].names, pa.string())
+        for rows, keys in maps:
+            new = mine[rows] & ~pc.is_in(keys, known).to_numpy(zero_copy_only=False)
+            if new.any():
+                at = messages[int(rows[int(np.argmax(new))])].as_py()
+                out[table] = min(at, out.get(table, at))
     return out
 
 
