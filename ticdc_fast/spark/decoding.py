@@ -267,7 +267,7 @@ def split_tables(df) -> dict:
 
 def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted: str = "skip",
            implementation: str | None = None, on_error: str = "fail", stats=None, kafka: dict | None = None,
-           **options):
+           columns=None, **options):
     """Decode a DataFrame shaped like Spark's Kafka source (``key``, ``value`` binary, ``partition``,
     ``offset``; other columns ignored) with ``mapInArrow``.
 
@@ -307,7 +307,15 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     Kafka columns; ``split_tables`` gives a DataFrame per table with the columns the single-table
     decode has.  ``unlisted``: ``"skip"`` (rows of other tables left out, counted in
     ``unlisted_rows``) or ``"generic"`` (kept in the generic layout in a struct column ``"*"``).
+
+    ``columns``: the input's column names (``df.columns``), given so that ``decode`` runs no
+    analysis of ``df`` — inside a Spark Declarative Pipelines query function, where analysis is
+    refused.  Schemas must then be pyarrow schemas or ``StructType``s (a DDL string is parsed
+    through the session), and the Kafka columns ``topic``/``timestamp``/``headers`` among them
+    are taken to have the Kafka source's types.
     """
+    if columns is not None:
+        _check_no_analysis(columns, schema, tables, kafka)
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if tables is not None:
@@ -330,11 +338,13 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     from ..policy import check_on_error
     options["on_error"] = check_on_error(on_error)
     options["implementation"] = _impl.resolve(implementation)
-    columns = [c for c in ("key", "value", "partition", "offset") if c in df.columns]
+    analyse = columns is None
+    given = list(df.columns) if analyse else list(columns)
+    columns = [c for c in ("key", "value", "partition", "offset") if c in given]
     if "value" not in columns:
         raise ValueError("the DataFrame needs a 'value' column (and usually 'key', 'partition', 'offset')")
-    meta = meta_names(df.columns) if {"partition", "offset"} <= set(columns) else []
-    meta_types = _meta_arrow_types(df.schema, meta)
+    meta = meta_names(given) if {"partition", "offset"} <= set(columns) else []
+    meta_types = _meta_arrow_types(df.schema, meta) if analyse else _kafka_meta_types(meta)
     out_schema = _with_meta_fields(output_arrow_schema(protocol, table, schema, tables, **options), meta_types)
     spark_struct = to_spark_struct(out_schema)
     spec = DecodeSpec(protocol, table, schema, options, out_schema, meta_types, stats, tables=tables)
@@ -343,7 +353,20 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
         return decode_partition(batches, _spec)
 
     with _worker_environment(df.sparkSession):
-        return df.select(*columns, *meta).mapInArrow(run, spark_struct)
+        selected = df.select(*columns, *meta)
+        if not analyse:
+            _names_known(selected, columns + meta)
+        return selected.mapInArrow(run, spark_struct)
+
+
+def _names_known(selected, names) -> None:
+    """Spark Connect's ``mapInArrow`` asks its input for its column names, which analyses the
+    plan unless the DataFrame has its schema already: give it one with those names (only the
+    names are read there; the types are the Kafka source's)."""
+    if getattr(selected, "_cached_schema", "absent") is not None:
+        return                                   # classic Spark, or a schema known already
+    from pyspark.sql.types import BinaryType, StructField, StructType
+    selected._cached_schema = StructType([StructField(n, BinaryType()) for n in names])
 
 
 class DecodeSpec:
@@ -366,6 +389,22 @@ class DecodeSpec:
             from ..claim_check import fsspec_resolver
             opts["claim_check_resolver"] = fsspec_resolver(self.claim_check_base)
         return opts
+
+
+def _check_no_analysis(columns, schema, tables, kafka) -> None:
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise TypeError("columns must be the input's column names (a list of str)")
+    schemas = [schema] if schema is not None else list((tables or {}).values())
+    if kafka is not None or any(isinstance(s, str) for s in schemas):
+        raise ValueError("with columns= (no analysis) give schemas as pyarrow schemas or StructTypes: a DDL "
+                         "string is parsed and schema='auto' read through the session")
+
+
+def _kafka_meta_types(names) -> dict:
+    """The Kafka source's types of its metadata columns (``columns=``: the input is not analysed)."""
+    known = {"topic": pa.string(), "timestamp": pa.timestamp("us", tz="UTC"),
+             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))}
+    return {n: known[n] for n in names}
 
 
 def _meta_arrow_types(spark_schema_, names) -> dict:

@@ -1,0 +1,158 @@
+"""``sync`` end to end against delta-rs's own MERGE of the same folded changes, on one core (issue 41).
+
+    python benchmarks/delta_sync.py [--rows 400000] [--batch-size 100000] [--repeat 3]
+
+A realistic open-protocol changefeed of two tables (``realistic_changefeed``: ~70 % INSERT, 20 %
+UPDATE, 10 % DELETE, a RESOLVED every 1000 rows) is written to a capture file.  Then, each in a
+fresh process pinned to one core (delta-rs's threads included):
+
+* ``sync``: ``discover`` + ``sync`` over the capture (both passes, decode, fold, bookkeeping,
+  the Delta commits) into an empty root;
+* ``merge``: the sources the sink merged in that run (saved by a run beforehand), each
+  given to delta-rs as it would be by a user who folded the changes himself: the first
+  ``write_deltalake``, then ``DeltaTable.merge`` with the same predicate, update-if-newer and
+  insert, one commit each; loaded into memory before the clock starts.
+
+The overhead is (sync - merge) / merge.  Best of ``--repeat`` runs each.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _pin() -> None:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def make_capture(path, rows: int) -> int:
+    from ticdc_fast.capture import write_capture
+    from ticdc_fast.testing import OpenEncoder, realistic_changefeed
+    msgs = OpenEncoder().encode(realistic_changefeed(rows, seed=41, tables=("shop.orders", "shop.users")))
+    return write_capture(str(path), [(k, v, 0, i) for i, (k, v) in enumerate(msgs)], topic="bench")
+
+
+def _sync(capture, root, batch, save_sources=None) -> float:
+    import deltalake  # noqa: F401 - imports before the clock starts, as in _merge
+    from ticdc_fast.delta_sync import TwoPasses, capture_blocks, discover, sync
+    if save_sources is not None:
+        _record_sources(save_sources)
+    t0 = time.perf_counter()
+    passes = TwoPasses(lambda: capture_blocks(capture))
+    tables, parts = discover("open", passes.first())
+    sync("open", passes.second(), root, tables=tables, partitions=parts, topic="bench", step_messages=batch)
+    return time.perf_counter() - t0
+
+
+def _read(capture, batch) -> float:
+    """Reading the capture alone (kcat JSON parsing: the input, not the sink's work)."""
+    from ticdc_fast.delta_sync import capture_blocks
+    t0 = time.perf_counter()
+    for _ in capture_blocks(capture):
+        pass
+    return time.perf_counter() - t0
+
+
+def _record_sources(directory) -> None:
+    """Save every source the sink merges (in order) as Parquet, for the ``merge`` run."""
+    import pyarrow.parquet as pq
+
+    from ticdc_fast import delta_sink
+    original = delta_sink._Table._write_scd1
+    count = [0]
+
+    def write(self, source, truncate, props):
+        if source is not None:
+            aligned = self._aligned(source)
+            pq.write_table(aligned, f"{directory}/{count[0]:05d}.parquet")
+            with open(f"{directory}/{count[0]:05d}.json", "w") as f:
+                json.dump({"table": self.name, "keys": self.keys}, f)
+            count[0] += 1
+        return original(self, source, truncate, props)
+
+    delta_sink._Table._write_scd1 = write
+
+
+def _merge(sources, root) -> float:
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+    steps = []
+    for p in sorted(Path(sources).glob("*.parquet")):
+        meta = json.loads(p.with_suffix(".json").read_text())
+        steps.append((meta["table"], meta["keys"], pq.read_table(p)))
+    tables = {}
+    t0 = time.perf_counter()
+    for name, keys, source in steps:
+        uri = f"{root}/{name.replace('.', '/')}"
+        if name not in tables:
+            write_deltalake(uri, source, mode="append")
+            tables[name] = DeltaTable(uri)
+            continue
+        on = " AND ".join(f't."{k}" = s."{k}"' for k in keys)
+        newer = "s._commit_ts > t._commit_ts OR (s._commit_ts = t._commit_ts AND t._deleted AND NOT s._deleted)"
+        (tables[name].merge(source, on, source_alias="s", target_alias="t", merge_schema=True)
+         .when_matched_update_all(predicate=newer).when_not_matched_insert_all().execute())
+    return time.perf_counter() - t0
+
+
+def _child(argv) -> None:
+    _pin()
+    what, *rest = argv
+    if what == "sync":
+        capture, root, batch, save = rest
+        print(_sync(capture, root, int(batch), save or None))
+    elif what == "read":
+        capture, batch = rest
+        print(_read(capture, int(batch)))
+    else:
+        sources, root = rest
+        print(_merge(sources, root))
+
+
+def _run_child(*args) -> float:
+    out = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=400_000)
+    ap.add_argument("--batch-size", type=int, default=2_000, help="messages per step (default 2000: "
+                    "~32,000 row changes, TiCDC's open protocol packs ~16 in a message)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        capture = Path(tmp) / "capture.jsonl"
+        messages = make_capture(capture, args.rows)
+        sources = Path(tmp) / "sources"
+        sources.mkdir()
+        _run_child("sync", capture, Path(tmp) / "record", args.batch_size, sources)
+        syncs, merges, reads = [], [], []
+        for i in range(args.repeat):
+            syncs.append(_run_child("sync", capture, Path(tmp) / f"sync{i}", args.batch_size, ""))
+            merges.append(_run_child("merge", sources, Path(tmp) / f"merge{i}"))
+            reads.append(_run_child("read", capture, args.batch_size))
+        commits = len(list(sources.glob("*.parquet")))
+        s, m, r = min(syncs), min(merges), min(reads)
+        runs = lambda xs: ", ".join(f"{x:.2f}" for x in xs)    # noqa: E731
+        print(f"{args.rows:,} row changes in {messages:,} messages, {commits} commits, one core")
+        print(f"sync end to end : {s:.2f} s (runs: {runs(syncs)})")
+        print(f"delta-rs MERGE  : {m:.2f} s (runs: {runs(merges)})")
+        print(f"reading capture : {r:.2f} s (runs: {runs(reads)}; once, inside sync's time)")
+        print(f"overhead        : {(s - m) / m * 100:+.0f} % of delta-rs's time, "
+              f"{(s - r - m) / m * 100:+.0f} % without reading the capture (goal <= +30 %)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2:])
+    else:
+        main()
