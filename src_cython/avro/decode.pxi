@@ -200,7 +200,6 @@ cdef class AvroPlan:
     cdef int col_ckver
     cdef int col_key_id
     cdef int col_value_id
-    cdef int started
     cdef MessageInput arrow_keys     # the batch prepare_arrow points at
     cdef MessageInput arrow_values
     # run() (list input: the front end's one-off messages) fills its own, so the batch prepared
@@ -222,7 +221,6 @@ cdef class AvroPlan:
         self.extra_error = cfg.extra_columns == "error"
         self.control_events = bool(cfg.control_events)
         self._targets = cfg.targets or ()
-        self.started = 0
         self.memo_plan[0] = -1
         self.memo_plan[1] = -1
 
@@ -495,6 +493,23 @@ cdef class AvroPlan:
             return 0
         return rc
 
+    cdef int _read_entry(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, ColEntry* e,
+                         Err* err) noexcept nogil:
+        """The value of field f as the row image would hold it, in the one-off entry `e` (its
+        scratch text as a pointer: the caller converts or renders it before the next value)."""
+        cdef int rc
+        _field_entry(e, self.wplans[self.cur_plan].names.data + f.name_off, f,
+                     <int>(f - self.wplans[self.cur_plan].fields), off)
+        e.tgt = -2
+        e.bad = 0
+        rc = self._value(c, f, b, &e.v, 0, err)
+        if rc < 0:
+            return rc
+        if e.v.in_scratch:                      # text written into the scratch: now a pointer
+            e.v.p = self.scratch.data + <uintptr_t>e.v.p
+            e.v.in_scratch = 0
+        return 0
+
     cdef int _decode_text_rules(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
         """DEC_TEXT_RULES: the value read as the row image would hold it (_value) and handed to
         the target's converter at once."""
@@ -503,16 +518,9 @@ cdef class AvroPlan:
         cdef Err conv
         cdef int rc
         cdef Py_ssize_t start = self.scratch.len
-        _field_entry(&tmp, self.wplans[self.cur_plan].names.data + f.name_off, f,
-                     <int>(f - self.wplans[self.cur_plan].fields), off)
-        tmp.tgt = -2
-        tmp.bad = 0
-        rc = self._value(c, f, b, &tmp.v, 0, err)
+        rc = self._read_entry(c, f, b, off, &tmp, err)
         if rc < 0:
             return rc
-        if tmp.v.in_scratch:                    # text written into the scratch: now a pointer
-            tmp.v.p = self.scratch.data + <uintptr_t>tmp.v.p
-            tmp.v.in_scratch = 0
         conv.failed = 0
         if tmp.v.kind == J_RAWINT or tmp.v.kind == J_RAWF64:
             rc = self.core._convert_raw(&tmp, f.target, &txt_entry, txt, J_INT, &conv)
@@ -657,13 +665,7 @@ cdef class AvroPlan:
 
     # ------------------------------------------------------------------ outputs
     cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
-        if self.started:
-            return 0
-        self.core._free_outputs()
-        if self.core._init_outputs(rows, hint) < 0:
-            no_memory("the Avro-protocol output columns")
-        self.started = 1
-        return 0
+        return self.core.begin_batch(rows, hint, "the Avro-protocol output columns")
 
     def reset(self):
         self.core._claim()
@@ -673,8 +675,7 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _reset_body(self):
-        self.core._free_outputs()
-        self.started = 0
+        self.core.end_batch()
 
     def finish(self, fields):
         self.core._claim()
@@ -694,16 +695,10 @@ cdef class AvroPlan:
             self.core.busy = 0
 
     cdef object _finish_body(self, fields):
-        self._begin(16, 64)
-        cols, msg = self.core._finish_fields(fields)
-        self._reset_body()
-        return cols, msg
+        return self.core.finish_batch_fields(fields, "the Avro-protocol output columns")
 
     cdef object _finish_batch_body(self, schema, extras):
-        self._begin(16, 64)
-        out = self.core._finish_batch(schema, extras)
-        self._reset_body()
-        return out
+        return self.core.finish_record_batch(schema, extras, "the Avro-protocol output columns")
 
     def append_control(self, row):
         self.core._claim()
@@ -788,7 +783,7 @@ cdef class AvroPlan:
         cdef ColumnSet* cs = &self.core.cols
         cdef int rc = 0
         cdef Py_ssize_t i, saved
-        if not self.started:
+        if not self.core.started:
             # output text is at most a few times the input size: reserve it once for the batch
             self._begin(n * 2 + 16, 2 * self.values_in.bytes + (1 << 16))
         self.core._begin_call()
@@ -965,7 +960,9 @@ cdef class AvroPlan:
         cdef AvField* f
         cdef AvBranch* b
         cdef Span v
-        cdef VarCol* mkeys = &self.core.cols.var[self.core.cols.spec[self.render_col].first_child]
+        cdef VarCol* mkeys = NULL
+        if mode == WALK_RENDER or mode == WALK_RERENDER:      # the keys of the map being filled
+            mkeys = &self.core.cols.var[self.core.cols.spec[self.render_col].first_child]
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -1055,14 +1052,9 @@ cdef class AvroPlan:
         cdef Err conv
         cdef int rc
         cdef Py_ssize_t start = self.scratch.len
-        _field_entry(&e, self.wplans[self.cur_plan].names.data + f.name_off, f,
-                     <int>(f - self.wplans[self.cur_plan].fields), off)
-        rc = self._value(c, f, b, &e.v, 0, err)
+        rc = self._read_entry(c, f, b, off, &e, err)
         if rc < 0:
             return rc
-        if e.v.in_scratch:                      # text written into the scratch: now a pointer
-            e.v.p = self.scratch.data + <uintptr_t>e.v.p
-            e.v.in_scratch = 0
         if e.v.kind == J_STR and is_character_text(e.t, e.f):
             rc = self.core._push_value_text(vals, &e.v, &conv)
         else:

@@ -118,6 +118,7 @@ cdef class PlanCore:
     cdef FixCol* o_fix
     cdef VarCol* o_var
     cdef int with_old_image
+    cdef int started                # a batch is being built (begin_batch .. end_batch)
     # the error record of the current call (reset at its start; raise_decode_error reads it)
     cdef Err err
     # Set while a call runs (the decode loops release the GIL and free/rebuild the builders):
@@ -446,6 +447,38 @@ cdef class PlanCore:
 
     cdef void _free_outputs(self) noexcept nogil:
         colset_release(&self.cols)
+
+    # A batch's life, the same for every protocol's plan: begun once (its outputs reserved), rows
+    # appended by the protocol, then finished (handed over) or reset (dropped).
+    cdef int begin_batch(self, Py_ssize_t rows, Py_ssize_t hint, what) except -1:
+        """Reserve the outputs for a batch of about `rows` rows and `hint` text bytes, unless one
+        is being built already."""
+        if self.started:
+            return 0
+        self._free_outputs()
+        if self._init_outputs(rows, hint) < 0:
+            no_memory(what)
+        self.started = 1
+        return 0
+
+    cdef void end_batch(self) noexcept:
+        """The batch was handed over or is dropped: the outputs are empty again."""
+        self._free_outputs()
+        self.started = 0
+
+    cdef tuple finish_batch_fields(self, fields, what):
+        """finish(fields) of a plan: the batch's columns named by `fields` and the `_msg` array."""
+        self.begin_batch(16, 64, what)
+        out = self._finish_fields(fields)
+        self.end_batch()
+        return out
+
+    cdef object finish_record_batch(self, schema, extras, what):
+        """finish_batch(schema, extras) of a plan: the batch as one RecordBatch."""
+        self.begin_batch(16, 64, what)
+        out = self._finish_batch(schema, extras)
+        self.end_batch()
+        return out
 
     cdef int _init_outputs(self, Py_ssize_t rows, Py_ssize_t bytes_hint) noexcept nogil:
         return colset_reserve(&self.cols, rows, bytes_hint)

@@ -341,7 +341,6 @@ cdef class SimplePlan:
     cdef object fields
     cdef object _values_ref
     cdef MessageInput input      # the messages of `_values_ref`
-    cdef int started
     cdef int cur_plan
     # typed rows: the map a row's targets come from is converted as it is read, in whatever
     # order its columns come (JSON: sorted, Avro: Go map order); no_stream reads a message
@@ -375,7 +374,6 @@ cdef class SimplePlan:
         self.core.text_prevalidated = not self.avro     # _message checks every JSON message first
         self.stop_on_claim_check = False
         self.pending_zone = None
-        self.started = 0
         self._values_ref = None
         for k in range(ENV_SEQ_MAX):
             self.env_seq[k] = -1
@@ -761,13 +759,7 @@ cdef class SimplePlan:
 
     # ------------------------------------------------------------------ outputs
     cdef int _begin(self, Py_ssize_t rows, Py_ssize_t hint) except -1:
-        if self.started:
-            return 0
-        self.core._free_outputs()
-        if self.core._init_outputs(rows, hint) < 0:
-            no_memory("the simple-protocol output columns")
-        self.started = 1
-        return 0
+        return self.core.begin_batch(rows, hint, "the simple-protocol output columns")
 
     def finish(self, fields):
         self.core._claim()
@@ -787,18 +779,12 @@ cdef class SimplePlan:
             self.core.busy = 0
 
     cdef object _finish_body(self, fields):
-        self._begin(16, 64)
-        cols, msg = self.core._finish_fields(fields)
-        self.started = 0
         self._values_ref = None
-        return cols, msg
+        return self.core.finish_batch_fields(fields, "the simple-protocol output columns")
 
     cdef object _finish_batch_body(self, schema, extras):
-        self._begin(16, 64)
-        out = self.core._finish_batch(schema, extras)
-        self.started = 0
         self._values_ref = None
-        return out
+        return self.core.finish_record_batch(schema, extras, "the simple-protocol output columns")
 
     def reset(self):
         self.core._claim()
@@ -809,8 +795,7 @@ cdef class SimplePlan:
 
     cdef object _reset_body(self):
         """Drop the rows of a batch that failed."""
-        self.core._free_outputs()
-        self.started = 0
+        self.core.end_batch()
         self._values_ref = None
 
     @property
@@ -891,7 +876,7 @@ cdef class SimplePlan:
             if self.input.missing:
                 raise ValueError("null values reach the simple-protocol core")
             self._values_ref = values
-        if not self.started:
+        if not self.core.started:
             # output text is at most about the input size: reserve it once for the batch
             total = self.input.bytes
             for k in range(start):
