@@ -126,25 +126,40 @@ def _map_keys(arr) -> tuple:
 
 def _first_rows_naming_new_columns(batch, schemas) -> dict:
     """``{table: message index}`` of the first data row of each table that is new or names a
-    column its schema lacks."""
+    column its schema lacks.  Column names are hashed, not compared row by row: a map's
+    distinct names first (all known to every table of the batch: nothing to look for), then
+    per table."""
     is_data = pc.is_in(batch["_op"], pa.array(["INSERT", "UPDATE", "DELETE", "UPSERT"]))
     names = pc.if_else(is_data, pc.binary_join_element_wise(batch[C.COL_SCHEMA], batch[C.COL_TABLE], "."), None)
     names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
+    tables = pc.unique(names.drop_null()).to_pylist()
     messages = batch["_message"].combine_chunks()
-    maps = [_map_keys(batch.column(col).combine_chunks()) for col in ("after", "before")]
     out: dict = {}
-    for table in pc.unique(names.drop_null()).to_pylist():
-        mine = pc.fill_null(pc.equal(names, table), False).to_numpy(zero_copy_only=False)
+    for table in tables:
         if table not in schemas:
-            out[table] = messages[int(np.argmax(mine))].as_py()
+            out[table] = messages[pc.index(names, table).as_py()].as_py()
+    known = [set(schemas[t][0].names) for t in tables if t in schemas]
+    if not known:
+        return out
+    everywhere = set.intersection(*known)
+    for col in ("after", "before"):
+        rows, keys = _map_keys(batch.column(col).combine_chunks())
+        if set(pc.unique(keys).to_pylist()) <= everywhere:
             continue
-        known = pa.array(schemas[table][0].names, pa.string())
-        for rows, keys in maps:
-            new = mine[rows] & ~pc.is_in(keys, known).to_numpy(zero_copy_only=False)
-            if new.any():
-                at = messages[int(rows[int(np.argmax(new))])].as_py()
+        for table in (t for t in tables if t in schemas):
+            at = _first_row_naming_other(names, table, rows, keys, schemas[table][0].names)
+            if at is not None:
+                at = messages[at].as_py()
                 out[table] = min(at, out.get(table, at))
     return out
+
+
+def _first_row_naming_other(names, table, rows, keys, known) -> int | None:
+    """The first row of ``table`` whose map (``rows``, ``keys``: each entry's row and name)
+    names a column not in ``known``, or None."""
+    mine = pc.fill_null(pc.equal(names, table), False).to_numpy(zero_copy_only=False)
+    new = mine[rows] & ~pc.is_in(keys, pa.array(known, pa.string())).to_numpy(zero_copy_only=False)
+    return int(rows[int(np.argmax(new))]) if new.any() else None
 
 
 def _learn_simple(batch, k, v, schemas, keys, dec, options):
@@ -182,10 +197,15 @@ def next_offsets(parts, offs) -> dict:
 
 def capture_blocks(path):
     """A capture file's messages a block (~4 MiB of whole lines) at a time, as Arrow arrays (no
-    copy into chunks of a set size: ``sync(step_messages=)`` groups them)."""
+    copy into chunks of a set size: ``sync(step_messages=)`` groups them); the blocks' memory is
+    reused (a fresh 4 MiB block costs its page faults)."""
+    import queue
+
     from .capture import parse_block, read_blocks
-    for lineno, block in read_blocks(path):
+    spare = queue.SimpleQueue()
+    for lineno, block in read_blocks(path, spare=spare):
         cols = parse_block(block, lineno, path)
+        spare.put(block)            # the arrays hold copies: the block takes the next read
         if len(cols[1]):
             yield cols
 
