@@ -311,8 +311,8 @@ class _Table:
         """(the kept changes up to ``upto`` or None, the pending list of the rest)."""
         if not self.pending:
             return None, []
-        rows = pa.concat_tables([r for r, _ in self.pending], promote_options="permissive")
-        keep = pa.chunked_array([k for _, k in self.pending], pa.bool_())
+        rows = _concat([r for r, _ in self.pending])
+        keep = pa.chunked_array([c for _, k in self.pending for c in _chunks(k)], pa.bool_())
         at = pc.less_equal(rows[COMMIT_TS], upto)
         ready, later = pc.and_(keep, at), pc.and_(keep, pc.invert(at))
         rest = []
@@ -450,7 +450,13 @@ def _cast_exactly(col, f: pa.Field, table: str):
 
 
 def _concat(tables):
-    return pa.concat_tables([t for t in tables if t is not None], promote_options="permissive")
+    tables = [t for t in tables if t is not None]
+    same = all(t.schema == tables[0].schema for t in tables)
+    return pa.concat_tables(tables, promote_options="none" if same else "permissive")
+
+
+def _chunks(arr) -> list:
+    return arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
 
 
 # ---------------------------------------------------------------------- the fold (no Delta)

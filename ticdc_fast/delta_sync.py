@@ -126,26 +126,23 @@ def _map_keys(arr) -> tuple:
 
 def _first_rows_naming_new_columns(batch, schemas) -> dict:
     """``{table: message index}`` of the first data row of each table that is new or names a
-    column its schema lacks.  Column names are hashed, not compared row by row: a map's
-    distinct names first (all known to every table of the batch: nothing to look for), then
-    per table."""
+    column its schema lacks.  Names are hashed, not compared row by row: when every table of
+    the batch is known and every column name of its maps is known to all of them, there is
+    nothing to look for; else per table."""
     is_data = pc.is_in(batch["_op"], pa.array(["INSERT", "UPDATE", "DELETE", "UPSERT"]))
+    pairs = batch.select([C.COL_SCHEMA, C.COL_TABLE]).filter(is_data)
+    pairs = pairs.group_by([C.COL_SCHEMA, C.COL_TABLE], use_threads=False).aggregate([]).to_pylist()
+    tables = [f"{r[C.COL_SCHEMA]}.{r[C.COL_TABLE]}" for r in pairs]
+    maps = [batch.column(col).combine_chunks() for col in ("after", "before")]
+    if all(t in schemas for t in tables):
+        everywhere = set.intersection(*(set(schemas[t][0].names) for t in tables)) if tables else set()
+        if all(set(pc.unique(m.keys).to_pylist()) <= everywhere for m in maps):
+            return {}
     names = pc.if_else(is_data, pc.binary_join_element_wise(batch[C.COL_SCHEMA], batch[C.COL_TABLE], "."), None)
     names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
-    tables = pc.unique(names.drop_null()).to_pylist()
     messages = batch["_message"].combine_chunks()
-    out: dict = {}
-    for table in tables:
-        if table not in schemas:
-            out[table] = messages[pc.index(names, table).as_py()].as_py()
-    known = [set(schemas[t][0].names) for t in tables if t in schemas]
-    if not known:
-        return out
-    everywhere = set.intersection(*known)
-    for col in ("after", "before"):
-        rows, keys = _map_keys(batch.column(col).combine_chunks())
-        if set(pc.unique(keys).to_pylist()) <= everywhere:
-            continue
+    out = {t: messages[pc.index(names, t).as_py()].as_py() for t in tables if t not in schemas}
+    for rows, keys in (_map_keys(m) for m in maps):
         for table in (t for t in tables if t in schemas):
             at = _first_row_naming_other(names, table, rows, keys, schemas[table][0].names)
             if at is not None:
