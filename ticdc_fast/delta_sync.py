@@ -110,6 +110,11 @@ def _learn_open(batch, k, v, schemas, keys, dec, options):
         schemas[table] = _union(known, spark_schema(found))
 
 
+def _one_array(col) -> pa.Array:
+    """A column as one array (a single chunk as it is: ``combine_chunks`` copies a map)."""
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
 def _pylist(seq) -> list:
     return seq.to_pylist() if isinstance(seq, pa.Array) else list(seq)
 
@@ -133,14 +138,14 @@ def _first_rows_naming_new_columns(batch, schemas) -> dict:
     pairs = batch.select([C.COL_SCHEMA, C.COL_TABLE]).filter(is_data)
     pairs = pairs.group_by([C.COL_SCHEMA, C.COL_TABLE], use_threads=False).aggregate([]).to_pylist()
     tables = [f"{r[C.COL_SCHEMA]}.{r[C.COL_TABLE]}" for r in pairs]
-    maps = [batch.column(col).combine_chunks() for col in ("after", "before")]
+    maps = [_one_array(batch.column(col)) for col in ("after", "before")]
     if all(t in schemas for t in tables):
         everywhere = set.intersection(*(set(schemas[t][0].names) for t in tables)) if tables else set()
         if all(set(pc.unique(m.keys).to_pylist()) <= everywhere for m in maps):
             return {}
     names = pc.if_else(is_data, pc.binary_join_element_wise(batch[C.COL_SCHEMA], batch[C.COL_TABLE], "."), None)
     names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
-    messages = batch["_message"].combine_chunks()
+    messages = _one_array(batch["_message"])
     out = {t: messages[pc.index(names, t).as_py()].as_py() for t in tables if t not in schemas}
     for rows, keys in (_map_keys(m) for m in maps):
         for table in (t for t in tables if t in schemas):
