@@ -221,7 +221,7 @@ class _Table:
     def __init__(self, sink: DeltaSink, name: str, keys: list):
         self.sink, self.name, self.keys = sink, name, keys
         self.uri = sink.table_uri(name)
-        self.pending: list[pa.Table] = []
+        self.pending: list[tuple] = []             # (rows as decoded, mask of the changes kept)
         self.ddls: dict = {}                        # (ts, query) -> (partition, offset)
         self.dt = None
         self._load()
@@ -256,11 +256,12 @@ class _Table:
 
     @property
     def waiting(self) -> int:
-        return sum(t.num_rows for t in self.pending) + len(self.ddls)
+        return sum(pc.sum(keep).as_py() or 0 for _, keep in self.pending) + len(self.ddls)
 
     # ------------------------------------------------------------------ taking changes in
     def take(self, rows: pa.Table) -> None:
-        """Keep the batch's changes and DDLs the table does not have yet."""
+        """Keep the batch's changes and DDLs the table does not have yet (the batch with a mask
+        of them: rows are copied once, when a step takes the ready ones)."""
         ts, op = rows[COMMIT_TS], rows["_op"]
         seen = pa.array(np.zeros(rows.num_rows, dtype=bool))
         for p, high in self.high.items():
@@ -276,9 +277,9 @@ class _Table:
             self.ddls.setdefault((r[COMMIT_TS], r["_ddl"]), (r["_partition"], r["_offset"]))
         keep = pc.and_(pc.is_in(op, pa.array(DATA_OPS)), pc.invert(data_done))
         keep = pc.and_(keep, pc.greater_equal(ts, self.truncated))
-        fresh = rows.filter(keep)
-        if fresh.num_rows:
-            self.pending.append(fresh)
+        keep = pc.fill_null(keep, False)
+        if pc.any(keep).as_py():
+            self.pending.append((rows, keep))
 
     # ------------------------------------------------------------------ a step
     def step(self, upto, offsets, txn=None) -> tuple[int, int | None]:
@@ -307,12 +308,29 @@ class _Table:
         return (0 if ready is None else ready.num_rows), version
 
     def _split_ready(self, upto):
+        """(the kept changes up to ``upto`` or None, the pending list of the rest)."""
         if not self.pending:
             return None, []
-        rows = pa.concat_tables(self.pending, promote_options="permissive")
+        rows = _concat([r for r, _ in self.pending])
+        keep = pa.chunked_array([c for _, k in self.pending for c in _chunks(k)], pa.bool_())
         at = pc.less_equal(rows[COMMIT_TS], upto)
-        ready, rest = rows.filter(at), rows.filter(pc.invert(at))
-        return (ready if ready.num_rows else None), ([rest] if rest.num_rows else [])
+        ready, later = pc.and_(keep, at), pc.and_(keep, pc.invert(at))
+        rest = []
+        if pc.any(later).as_py():
+            waiting = rows.filter(later)
+            rest.append((waiting, pa.array(np.ones(waiting.num_rows, dtype=bool))))
+        if not pc.any(ready).as_py():
+            return None, rest
+        return rows.select(self._columns_to_apply(rows, ready)).filter(ready), rest
+
+    def _columns_to_apply(self, rows, ready) -> list:
+        """The columns the fold reads: the table's, the change order's, and the old image
+        only when a ready UPDATE changes its key (it is as wide as the rest together)."""
+        names = data_columns(rows) + [COMMIT_TS, "_op", "_partition", "_offset"]
+        found = key_changes(rows, self.keys)
+        if found is not None and pc.any(pc.and_(found[1], ready)).as_py():
+            names.append(C.COL_OLD_IMAGE)
+        return names
 
     def _commit(self, ready, truncate, upto, offsets, txn=None) -> int | None:
         from deltalake import CommitProperties, Transaction
@@ -432,7 +450,13 @@ def _cast_exactly(col, f: pa.Field, table: str):
 
 
 def _concat(tables):
-    return pa.concat_tables([t for t in tables if t is not None], promote_options="permissive")
+    tables = [t for t in tables if t is not None]
+    same = all(t.schema == tables[0].schema for t in tables)
+    return pa.concat_tables(tables, promote_options="none" if same else "permissive")
+
+
+def _chunks(arr) -> list:
+    return arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
 
 
 # ---------------------------------------------------------------------- the fold (no Delta)
@@ -441,24 +465,31 @@ def data_columns(rows: pa.Table) -> list[str]:
     return [n for n in rows.column_names if n not in _CONTROL]
 
 
-def with_old_key_deletes(rows: pa.Table, keys) -> pa.Table:
-    """``rows`` plus a DELETE of the old key for every UPDATE whose old image (``_before``)
-    has another key (a key column the old image lacks is unchanged)."""
+def key_changes(rows: pa.Table, keys):
+    """``(old key columns, mask of the UPDATEs whose old image has another key)`` (a key
+    column the old image lacks is unchanged), or None when the rows have no old image."""
     if C.COL_OLD_IMAGE not in rows.column_names or not rows.num_rows:
-        return rows
+        return None
     before = rows[C.COL_OLD_IMAGE]
     have = {f.name for f in before.type}
-    missing = [k for k in keys if k not in have]
-    if missing:
-        return rows
+    if any(k not in have for k in keys):
+        return None
     olds = {k: pc.coalesce(pc.struct_field(before, k), rows[k]) for k in keys}
     changed = pa.array(np.zeros(rows.num_rows, dtype=bool))
     for k in keys:
         changed = pc.or_(changed, pc.not_equal(olds[k], rows[k]))
     moved = pc.and_(pc.and_(pc.equal(rows["_op"], "UPDATE"), pc.is_valid(before)), changed)
-    moved = pc.fill_null(moved, False)
-    if not pc.any(moved).as_py():
+    return olds, pc.fill_null(moved, False)
+
+
+def with_old_key_deletes(rows: pa.Table, keys) -> pa.Table:
+    """``rows`` plus a DELETE of the old key for every UPDATE whose old image (``_before``)
+    has another key (``key_changes``)."""
+    found = key_changes(rows, keys)
+    if found is None or not pc.any(found[1]).as_py():
         return rows
+    olds, moved = found
+    have = {f.name for f in rows[C.COL_OLD_IMAGE].type}
     src = rows.filter(moved)
     image = src[C.COL_OLD_IMAGE]
     cols = []
@@ -474,21 +505,31 @@ def with_old_key_deletes(rows: pa.Table, keys) -> pa.Table:
     return pa.concat_tables([rows, pa.table(cols, schema=rows.schema)])
 
 
-def _ordered(rows: pa.Table) -> pa.Table:
-    """Rows in change order: commit ts, a DELETE before the rest at equal ts, then Kafka order."""
+def _change_order(rows: pa.Table) -> pa.Array:
+    """The rows' indices in change order: commit ts, a DELETE before the rest at equal ts, then
+    Kafka order (sorted on those columns alone)."""
     rank = pc.cast(pc.not_equal(rows["_op"], "DELETE"), pa.int8())
-    rows = rows.append_column("__rank", rank)
-    order = pc.sort_indices(rows, sort_keys=[(COMMIT_TS, "ascending"), ("__rank", "ascending"),
-                                             ("_partition", "ascending"), ("_offset", "ascending")])
-    return rows.take(order).drop_columns(["__rank"])
+    narrow = rows.select([COMMIT_TS, "_partition", "_offset"]).append_column("__rank", rank)
+    return pc.sort_indices(narrow, sort_keys=[(COMMIT_TS, "ascending"), ("__rank", "ascending"),
+                                              ("_partition", "ascending"), ("_offset", "ascending")])
+
+
+def _ordered(rows: pa.Table) -> pa.Table:
+    """Rows in change order (``_change_order``)."""
+    return rows.take(_change_order(rows))
 
 
 def fold_scd1(rows: pa.Table, keys) -> pa.Table:
-    """Per key its newest change (data columns, ``_commit_ts``, ``_deleted``)."""
-    rows = _ordered(with_old_key_deletes(rows, keys))
-    rows = rows.append_column("__i", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-    last = rows.group_by(keys, use_threads=False).aggregate([("__i", "max")])["__i_max"]
-    latest = rows.take(pc.take(last, pc.array_sort_indices(last))).drop_columns(["__i"])
+    """Per key its newest change (data columns, ``_commit_ts``, ``_deleted``), in the order of
+    those changes.  The order and the groups are found on the key and order columns; the
+    rows are copied once, the newest of each key."""
+    rows = with_old_key_deletes(rows, keys)
+    order = _change_order(rows)
+    rank = np.empty(rows.num_rows, dtype=np.int64)          # each row's place in change order
+    rank[order.to_numpy()] = np.arange(rows.num_rows, dtype=np.int64)
+    narrow = rows.select(list(keys)).append_column("__i", pa.array(rank))
+    last = np.sort(narrow.group_by(keys, use_threads=False).aggregate([("__i", "max")])["__i_max"].to_numpy())
+    latest = rows.select(data_columns(rows) + [COMMIT_TS, "_op"]).take(pc.take(order, pa.array(last)))
     out = latest.select(data_columns(latest))
     out = out.append_column(COMMIT_TS, latest[COMMIT_TS])
     return out.append_column(DELETED, pc.equal(latest["_op"], "DELETE"))

@@ -110,6 +110,11 @@ def _learn_open(batch, k, v, schemas, keys, dec, options):
         schemas[table] = _union(known, spark_schema(found))
 
 
+def _one_array(col) -> pa.Array:
+    """A column as one array (a single chunk as it is: ``combine_chunks`` copies a map)."""
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
 def _pylist(seq) -> list:
     return seq.to_pylist() if isinstance(seq, pa.Array) else list(seq)
 
@@ -126,25 +131,37 @@ def _map_keys(arr) -> tuple:
 
 def _first_rows_naming_new_columns(batch, schemas) -> dict:
     """``{table: message index}`` of the first data row of each table that is new or names a
-    column its schema lacks."""
+    column its schema lacks.  Names are hashed, not compared row by row: when every table of
+    the batch is known and every column name of its maps is known to all of them, there is
+    nothing to look for; else per table."""
     is_data = pc.is_in(batch["_op"], pa.array(["INSERT", "UPDATE", "DELETE", "UPSERT"]))
+    pairs = batch.select([C.COL_SCHEMA, C.COL_TABLE]).filter(is_data)
+    pairs = pairs.group_by([C.COL_SCHEMA, C.COL_TABLE], use_threads=False).aggregate([]).to_pylist()
+    tables = [f"{r[C.COL_SCHEMA]}.{r[C.COL_TABLE]}" for r in pairs]
+    maps = [_one_array(batch.column(col)) for col in ("after", "before")]
+    if all(t in schemas for t in tables):
+        everywhere = set.intersection(*(set(schemas[t][0].names) for t in tables)) if tables else set()
+        if all(set(pc.unique(m.keys).to_pylist()) <= everywhere for m in maps):
+            return {}
     names = pc.if_else(is_data, pc.binary_join_element_wise(batch[C.COL_SCHEMA], batch[C.COL_TABLE], "."), None)
     names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
-    messages = batch["_message"].combine_chunks()
-    maps = [_map_keys(batch.column(col).combine_chunks()) for col in ("after", "before")]
-    out: dict = {}
-    for table in pc.unique(names.drop_null()).to_pylist():
-        mine = pc.fill_null(pc.equal(names, table), False).to_numpy(zero_copy_only=False)
-        if table not in schemas:
-            out[table] = messages[int(np.argmax(mine))].as_py()
-            continue
-        known = pa.array(schemas[table][0].names, pa.string())
-        for rows, keys in maps:
-            new = mine[rows] & ~pc.is_in(keys, known).to_numpy(zero_copy_only=False)
-            if new.any():
-                at = messages[int(rows[int(np.argmax(new))])].as_py()
+    messages = _one_array(batch["_message"])
+    out = {t: messages[pc.index(names, t).as_py()].as_py() for t in tables if t not in schemas}
+    for rows, keys in (_map_keys(m) for m in maps):
+        for table in (t for t in tables if t in schemas):
+            at = _first_row_naming_other(names, table, rows, keys, schemas[table][0].names)
+            if at is not None:
+                at = messages[at].as_py()
                 out[table] = min(at, out.get(table, at))
     return out
+
+
+def _first_row_naming_other(names, table, rows, keys, known) -> int | None:
+    """The first row of ``table`` whose map (``rows``, ``keys``: each entry's row and name)
+    names a column not in ``known``, or None."""
+    mine = pc.fill_null(pc.equal(names, table), False).to_numpy(zero_copy_only=False)
+    new = mine[rows] & ~pc.is_in(keys, pa.array(known, pa.string())).to_numpy(zero_copy_only=False)
+    return int(rows[int(np.argmax(new))]) if new.any() else None
 
 
 def _learn_simple(batch, k, v, schemas, keys, dec, options):
@@ -182,10 +199,15 @@ def next_offsets(parts, offs) -> dict:
 
 def capture_blocks(path):
     """A capture file's messages a block (~4 MiB of whole lines) at a time, as Arrow arrays (no
-    copy into chunks of a set size: ``sync(step_messages=)`` groups them)."""
+    copy into chunks of a set size: ``sync(step_messages=)`` groups them); the blocks' memory is
+    reused (a fresh 4 MiB block costs its page faults)."""
+    import queue
+
     from .capture import parse_block, read_blocks
-    for lineno, block in read_blocks(path):
+    spare = queue.SimpleQueue()
+    for lineno, block in read_blocks(path, spare=spare):
         cols = parse_block(block, lineno, path)
+        spare.put(block)            # the arrays hold copies: the block takes the next read
         if len(cols[1]):
             yield cols
 
