@@ -53,6 +53,8 @@ cdef struct AvField:
     Py_ssize_t name_len
     uint64_t hash
     int target             # typed: the target this field fills, -1 none
+    int64_t type_lo        # the range of the column's type (integer kinds), for GEN_INT
+    uint64_t type_hi
     # DEC_INT: the Avro longs that fit both the column's type and the target (and an int
     # branch's 32 bits), stored at int_width bytes without further checks; 0: always checked
     int int_width
@@ -322,6 +324,7 @@ cdef class AvroPlan:
             p.fields[k].name_len = len(nb)
             p.fields[k].hash = name_hash(<const uint8_t*><const char*>nb, len(nb))
             p.fields[k].target = self.core._target_by_name(<const uint8_t*><const char*>nb, len(nb))
+            int_range(code, flags, &p.fields[k].type_lo, &p.fields[k].type_hi)
             if buf_append(&p.names, <const char*>nb, len(nb)) < 0:
                 no_memory("the field names of an Avro writer plan")
         db = None if ws.database is None else ws.database.encode("utf-8")
@@ -976,7 +979,7 @@ cdef class AvroPlan:
                 if mode == WALK_FILL or mode == WALK_REFILL:
                     rc = self._decode(c, f, b, err)
                 elif mode == WALK_RENDER or mode == WALK_RERENDER:
-                    rc = self._render_value(c, f, b, mkeys, err)
+                    rc = self._render_value(c, p, f, b, mkeys, err)
                 else:
                     v.off = c.pos - c.start
                     rc = self._value(c, f, b, &v, 1, err)
@@ -993,11 +996,11 @@ cdef class AvroPlan:
                 return -1
         return 0
 
-    cdef inline int _render_value(self, Cur* c, AvField* f, AvBranch* b, VarCol* keys, Err* err) noexcept nogil:
+    cdef inline int _render_value(self, Cur* c, WPlan* p, AvField* f, AvBranch* b, VarCol* keys,
+                                  Err* err) noexcept nogil:
         """Generic output: one column as the next entry of the map render_col (`keys`; its values
         follow), its name and its value's text through the branch's GenericDecoder; a value that
         cannot be rendered is the row's deferred error."""
-        cdef WPlan* p = &self.wplans[self.cur_plan]
         cdef VarCol* vals = keys + 1
         cdef IntVal iv
         cdef Span raw
@@ -1006,16 +1009,13 @@ cdef class AvroPlan:
         cdef char txt[48]
         cdef int rc, n, g = b.gen
         cdef Py_ssize_t off = c.pos - c.start
-        cdef int64_t lo
-        cdef uint64_t hi
         if var_push(keys, p.names.data + f.name_off, f.name_len) < 0:
             return _oom(err)
         self.core.cols.count[self.render_col] = self.core.cols.count[self.render_col] + 1
         if g == GEN_INT:
             if _avro_int(c, f, b, off, &iv, err) < 0:
                 return -1
-            int_range(f.type_code, f.flags, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
+            if not int_in_range(&iv, f.type_lo, f.type_hi):
                 fail_at(&conv, off, "integer out of range")
                 self._defer_at(self.render_rank, f, &conv)
                 return 0
