@@ -11,6 +11,7 @@ from .. import _impl
 from ..arrow_types import Target, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
+from ..options import renamed
 from ..policy import DecodeStats, ErrorPolicy
 from .._frontend import (counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
                          finish_rows, is_binary_array, with_kafka_fields)
@@ -65,13 +66,14 @@ class AvroDecoder:
         with it, naming the table and the columns (never skipped by ``on_error``); ``"ignore"``
         counts it in ``stats.schema_changes_ignored`` and goes on: new columns are dropped
         (unless ``extra_columns="error"``), dropped ones null.  Checked once per schema id.
-        "The one before" is the schema ``schema_id`` names when given, else the table's last
+        "The one before" is the schema ``schema_version`` names when given, else the table's last
         value schema this decoder saw (a decoder that starts after the change cannot see it).
-    schema_id: the registry id of the value schema the typed ``schema`` was taken from: ids up to it are the table's history, not a change (registry
-        ids only grow).
+    schema_version: the registry id of the value schema the typed ``schema`` was taken from: ids
+        up to it are the table's history, not a change (registry ids only grow).  The same option
+        as ``SimpleDecoder``'s; ``schema_id=`` is its old name (DeprecationWarning).
     topic: with ``schema="auto"``: the Kafka topic; the typed schema is then the default Arrow
         schema of the registry's latest value schema of subject ``<topic>-value``, asked once at
-        construction (``latest_value_schema``), and ``schema_id`` is its id.  It must be
+        construction (``latest_value_schema``), and ``schema_version`` is its id.  It must be
         ``table``'s; a later id that changes the table is a schema change (``on_schema_change``).
     tables, unlisted: a consumer of several topics (one per table) in one pass
         (``ticdc_fast.tables``): ``{"db.t1": schema, ...}``; ``decode`` returns a
@@ -83,8 +85,13 @@ class AvroDecoder:
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
-                 on_schema_change: str = "fail", schema_id: int | None = None, topic: str | None = None,
-                 tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
+                 on_schema_change: str = "fail", schema_version: int | None = None, topic: str | None = None,
+                 tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None,
+                 schema_id: int | None = None):
+        if schema_id is not None:
+            schema_version = renamed({"schema_id": schema_id, "schema_version": schema_version},
+                                     "AvroDecoder")["schema_version"]
+        schema_id = schema_version
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         self._router = None

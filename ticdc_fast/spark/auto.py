@@ -16,7 +16,7 @@ def _one_topic(opts) -> str:
 
 
 def resolve_auto_schema(protocol: str, table: str, kafka: dict, options: dict) -> tuple[pa.Schema, dict]:
-    """(Arrow schema, decoder options that fix its version: ``schema_version`` or ``schema_id``)
+    """(Arrow schema, decoder options that fix its version: ``schema_version``)
     of ``table`` for ``schema="auto"``.  ``kafka``: the options of the Kafka source the query
     reads (``kafka.bootstrap.servers``, ``subscribe``/``subscribePattern``/``assign``, other
     ``kafka.*``); ``options``: the decoder options (``compression``, ``registry``)."""
@@ -29,7 +29,7 @@ def resolve_auto_schema(protocol: str, table: str, kafka: dict, options: dict) -
     if protocol == "avro":
         from ..avro import latest_value_schema
         schema_id, arrow = latest_value_schema(options.get("registry"), _one_topic(opts), table)
-        return arrow, {"schema_id": schema_id}
+        return arrow, {"schema_version": schema_id}
     raise ValueError(f"schema='auto' is for the simple and Avro protocols, not {protocol!r} "
                      "(open-protocol messages carry no table schema: tfs.open_table_schema infers one)")
 
