@@ -325,11 +325,11 @@ def test_ticdc_source_reaches_every_decoder_option():
         "on_error": "fail", "implementation": "python", "invalid_utf8": "error", "control_events": False,
         "max_message_bytes": 1000, "hold_max_rows": 5, "hold_max_bytes": 600, "on_hold_overflow": "emit",
         "verify_checksum": True, "on_schema_change": "ignore", "schema_version": 3,
-        "timezone": "Asia/Shanghai", "compression": "lz4"}
+        "timezone": "Asia/Shanghai", "compression": "lz4", "old_image": True}
     avro = _DecodeOptions(dict(base, protocol="avro", table="db.t", schema="id BIGINT", registry="http://r",
                                extra_columns="error", registryTimeout="2.5", registry_retries="1",
                                schema_id="7", implementation="python"))
     assert avro.decoder_options == {"on_error": "fail", "implementation": "python", "registry": "http://r",
                                     "extra_columns": "error", "registry_timeout": 2.5,
-                                    "registry_retries": 1, "schema_version": 7}
+                                    "registry_retries": 1, "schema_version": 7, "old_image": True}
     assert avro.output_schema().names[:3] == ["_op", "_commit_ts", "id"]

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..options import renamed
@@ -114,6 +114,8 @@ class AvroDecoder:
             other = self._part(**options) if unlisted == "generic" else None
             self._router = TableRouter(self, parts, other, AvroRouter(tables, self), on_error)
             return
+        if schema is not None and not (isinstance(schema, str) and schema == "auto"):
+            schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if old_image and schema is None:

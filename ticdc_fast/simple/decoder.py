@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
@@ -172,6 +172,8 @@ class SimpleDecoder:
             schema = None
             if table is None:
                 raise ValueError("schema='auto' needs table=")
+        elif schema is not None:
+            schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
         self._on_schema_change = check_on_schema_change(on_schema_change)
         self._schema_version = schema_version
         self._versions_checked: set = set()   # keys compared with the target (never undone)

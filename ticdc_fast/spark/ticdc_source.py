@@ -23,11 +23,12 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
 ``table`` and ``schema``
     typed output of one table (both or neither): ``db.tbl`` and the table's schema as a DDL
     string of flat columns (``"id BIGINT NOT NULL, price DECIMAL(10,2)"``) or the JSON of a
-    ``StructType`` (``struct.json()``), or ``auto`` (simple and Avro protocols): resolved on the
+    ``StructType`` (``struct.json()``), or ``auto`` (every protocol): resolved on the
     driver when the query is planned, as ``decode(..., schema="auto")`` does.
 ``tables`` and ``unlisted``
     many tables in one pass, as ``decode(tables=...)``: a JSON object ``{"db.t1": "id BIGINT,
-    ...", "db.t2": ...}`` (each schema a DDL string or a StructType JSON object); ``unlisted``:
+    ...", "db.t2": ...}`` (each schema a DDL string, a StructType JSON object, or ``null`` for the
+    simple protocol: found as ``auto`` finds it); ``unlisted``:
     ``skip`` (default) or ``generic``.  The output is the stacked layout; ``split_tables`` splits it.
 every decoder option
     as the protocol's decoder takes it (docs/api.md: ``onError``, ``onSchemaChange``, ``oldImage``,
@@ -142,6 +143,9 @@ def _parse_tables(text: str) -> dict:
         raise ValueError('ticdc: option \'tables\' must be a JSON object {"db.table": "id BIGINT, ..."}')
     out = {}
     for name, sch in given.items():
+        if sch is None:                  # the simple protocol: the table's schema from the stream
+            out[name] = None
+            continue
         if isinstance(sch, dict):
             sch = json.dumps(sch)
         elif not isinstance(sch, str):
@@ -198,6 +202,8 @@ def _decoder_kwargs(protocol: str, opts: dict, typed: bool) -> dict:
             raise ValueError(f"ticdc: option {OPTIONS[name].camel!r} is for typed output "
                              "(table and schema, or tables)")
         dec[name] = parse_value(name, text)
+    if typed:
+        dec.setdefault("old_image", True)        # what latest_state needs of a raw key change
     if "on_schema_change" in dec:
         from ..errors import check_on_schema_change
         check_on_schema_change(dec["on_schema_change"])
@@ -222,10 +228,14 @@ class _DecodeOptions:
         if "tables" in opts:
             if self.table is not None or text is not None:
                 raise ValueError("ticdc: give either option 'tables' or 'table' and 'schema', not both")
-            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"))
+            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"),
+                                       schema_optional=self.protocol.startswith("simple"))
         elif (self.table is None) != (text is None):
             raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
         dec = _decoder_kwargs(self.protocol, opts, typed=self.table is not None or self.tables is not None)
+        if self.tables is not None and None in self.tables.values():
+            from .decoding import _tables_from_stream
+            self.tables = _tables_from_stream(self.protocol, self.tables, kafka, dec)
         if self.tables is not None:
             dec.setdefault("unlisted", "skip")
         self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None and not auto else None
