@@ -160,3 +160,59 @@ def test_keys_none_is_a_value_error_on_the_open_decoder(impl):
     for kw in ({}, {"table": "db.t", "schema": DDL}):
         with pytest.raises(ValueError, match="the open protocol needs the Kafka keys"):
             _decoder("open", impl, **kw).decode(None, values)
+
+
+def test_docs_api_lists_every_option():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`") for line in text.splitlines() if line.startswith("| `")}
+    assert rows == set(OPTIONS)
+    for o in OPTIONS.values():
+        assert f"`{o.camel}`" in text
+
+
+# ------------------------------------------------------------------ Spark and the source
+def _topic_with(kafka, protocol, name):
+    from test_ticdc_source import _topic
+    topic = _topic(name)
+    kafka.create_topic(topic, partitions=1)
+    keys, values = _messages(protocol)
+    kafka.produce(topic, [(k, v, 0) for k, v in zip(keys, values)])
+    opts = {"kafka.bootstrap.servers": kafka.bootstrap_servers, "subscribe": topic, "startingOffsets": "earliest"}
+    return topic, opts
+
+
+def _state(df):
+    return sorted((r["id"], r["name"]) for r in df.collect() if r["_op"] in DATA)
+
+
+def test_schema_auto_open_in_spark_decode_and_the_source(spark, kafka, impl):
+    from ticdc_fast import spark as tfs
+    from test_ticdc_source import _read_kafka, _ticdc
+    topic, opts = _topic_with(kafka, "open", "openauto")
+    via_decode = tfs.decode(_read_kafka(spark, kafka, topic), "open", table="db.t", schema="auto", kafka=opts,
+                            implementation=impl)
+    source = _ticdc(spark, kafka, topic, protocol="open", table="db.t", schema="auto",
+                    startingOffsets="earliest", implementation=impl)
+    assert via_decode.schema == source.schema
+    assert dict(via_decode.dtypes)["id"] == "bigint"
+    assert _state(via_decode) == _state(source) == [(1, "a"), (2, "a"), (3, "c")]
+    assert sorted(r["id"] for r in tfs.latest_state(source, ["id"]).collect()) == [2, 3]
+
+
+def test_tables_none_in_spark_decode_and_the_source(spark, kafka, impl):
+    """``tables={"db.t": None}`` (simple protocol): the table's schema from the stream."""
+    import json
+
+    from ticdc_fast import spark as tfs
+    from test_ticdc_source import _read_kafka, _ticdc
+    topic, opts = _topic_with(kafka, "simple-json", "tablesnone")
+    with pytest.raises(ValueError, match="give kafka="):
+        tfs.decode(_read_kafka(spark, kafka, topic), "simple-json", tables={"db.t": None})
+    stacked = tfs.decode(_read_kafka(spark, kafka, topic), "simple-json", tables={"db.t": None}, kafka=opts,
+                         implementation=impl)
+    source = _ticdc(spark, kafka, topic, protocol="simple-json", tables=json.dumps({"db.t": None}),
+                    startingOffsets="earliest", implementation=impl)
+    assert stacked.schema == source.schema
+    for df in (stacked, source):
+        assert _state(tfs.split_tables(df)["db.t"]) == [(1, "a"), (2, "a"), (3, "c")]

@@ -69,7 +69,7 @@ def latest_state(changelog, keys, *, applied=None):
     wins (at equal ts the non-DELETE — TiCDC sends a split update's DELETE first — then the later
     offset); keys whose last change is a DELETE are removed.  An UPDATE that changes the key
     also deletes the old key: generic output has it in ``before``, typed output in ``_before``
-    (decode with ``old_image=True``; without it typed output cannot see the old key).  With
+    (which ``decode`` carries unless given ``old_image=False``).  With
     ``applied`` (the current
     table, with ``keys`` and ``_commit_ts``), changes not newer than the applied version are
     dropped — old replays — so the result is ready for MERGE / upsert.  Batch DataFrames (in
