@@ -1,8 +1,8 @@
 """The Python cost of one ``decode()`` call: a one-message batch (one row change of the
 ``orders10`` mix, list input and Arrow input), per protocol and mode, Cython core.  Each case
-is called in rounds of 2,000 calls; the fastest round's microseconds per call are printed.
+is called in rounds of 300 calls; the fastest round's microseconds per call are printed.
 
-    python benchmarks/call_overhead.py [--rounds 7]
+    python benchmarks/call_overhead.py [--rounds 40]
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.asv_corpora import PROTOCOLS, build, make_decoder, unpack  # noqa: E402
 
-CALLS = 2000
+CALLS = 300
 
 
 def per_call_us(decoder, keys, values, rounds: int) -> float:
@@ -30,7 +30,7 @@ def per_call_us(decoder, keys, values, rounds: int) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=40)
     args = ap.parse_args(argv)
     print(f"{'protocol':12s} {'mode':8s} {'list us':>8s} {'arrow us':>9s}")
     for protocol in PROTOCOLS:

@@ -13,7 +13,7 @@ from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..options import renamed
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
+from .._frontend import (FrontEnd, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
                          finish_rows, is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -37,7 +37,7 @@ class AvroConfig:
     old_image: bool = False
 
 
-class AvroDecoder:
+class AvroDecoder(FrontEnd):
     """Decode TiCDC ``protocol=avro`` messages (Confluent wire format: ``0x00 ‖ int32 id ‖ Avro``).
 
     Parameters
@@ -180,9 +180,6 @@ class AvroDecoder:
     def _part_commit(self) -> None:
         pass
 
-    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
-        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
-
     @exclusive
     def writer_schema(self, schema_id: int):
         """The compiled writer schema of an id (fetched and cached on first use)."""
@@ -226,8 +223,7 @@ class AvroDecoder:
     @decode_entry
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
-        if keys is not None and len(keys) != len(values):
-            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        self._check_batch(keys, values)
         if self._router is not None:
             return self._router.decode(keys, values, partitions, offsets)
         return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)

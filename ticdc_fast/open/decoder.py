@@ -15,7 +15,7 @@ from .. import claim_check
 from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
+from .._frontend import FrontEnd, add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -53,7 +53,7 @@ def _layout(fields: list, table: str | None) -> _Layout:
     return _Layout(fields, table, [f.name for f in fields].index(C.COL_CLAIM_CHECK))
 
 
-class OpenDecoder:
+class OpenDecoder(FrontEnd):
     """Decode TiCDC Open Protocol messages (both the tiflow and the ticdc flavour).
 
     Parameters
@@ -105,6 +105,9 @@ class OpenDecoder:
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
     """
+
+    needs_keys = True
+    protocol = "open"
 
     def __init__(self, *, table=None, schema: pa.Schema | None = None, tables: dict | None = None,
                  unlisted: str = "skip", timezone: str = "UTC",
@@ -208,9 +211,6 @@ class OpenDecoder:
             key: with_kafka_fields(layout.fields, partitions=partitions, offsets=offsets)
             for key, layout in self._layouts.items()})
 
-    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
-        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
-
     def _core_text_counter(self) -> int:
         return self._core_plan.invalid_utf8_replaced if self._core_plan is not None else 0
 
@@ -218,13 +218,9 @@ class OpenDecoder:
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch | TableBatches:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``):
         a ``RecordBatch``, or with ``tables={...}`` a ``TableBatches``."""
-        if keys is None:
-            raise ValueError("the open protocol needs the Kafka keys (keys=None): its events "
-                             "live in the key")
+        self._check_batch(keys, values)
         if self._auto_args is not None:
             self._resolve_auto(keys, values)
-        if len(keys) != len(values):
-            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
         decode_batch = self._decode_batch if self._layouts is None else self._decode_tables_batch
         return self._policy.run(counted_stretch(self, decode_batch), keys, values, partitions, offsets)
 

@@ -24,7 +24,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
+from .._frontend import (FrontEnd, as_array, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
                          finish_rows, with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -101,7 +101,7 @@ def _with_held(column: pa.Array, held: list) -> pa.Array:
     return pa.concat_arrays([column, pa.array(held, column.type)]) if held else column
 
 
-class SimpleDecoder:
+class SimpleDecoder(FrontEnd):
     """Decode TiCDC Simple Protocol messages, tracking table schemas across batches.
 
     Parameters
@@ -423,8 +423,7 @@ class SimpleDecoder:
         so the same batch can be retried (or skipped) without duplicated or lost rows.  (Their
         changes are logged and undone on failure: the cost of a call does not grow with the
         number of rows held or schemas known.)"""
-        if keys is not None and len(keys) != len(values):
-            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        self._check_batch(keys, values)
         if self._router is not None:
             return self._router.decode(keys, values, partitions, offsets)
         self._part_begin(values)
