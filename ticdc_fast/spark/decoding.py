@@ -475,8 +475,7 @@ def decode_partition(batches, spec: DecodeSpec):
                     raise ValueError("the open protocol needs the Kafka key")
                 if join is not None:
                     join.add(part)
-                out = dec.decode(keys if keys is not None else [None] * part.num_rows, values,
-                                 partitions=parts, offsets=offs)
+                out = dec.decode(keys, values, partitions=parts, offsets=offs)   # keys=None: no key column
                 if isinstance(out, TableBatches):
                     out = stack_batches(out, stacked_schema({k: b.schema for k, b in out.items()}))
                 if join is not None:
