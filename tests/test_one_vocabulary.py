@@ -216,3 +216,14 @@ def test_tables_none_in_spark_decode_and_the_source(spark, kafka, impl):
     assert stacked.schema == source.schema
     for df in (stacked, source):
         assert _state(tfs.split_tables(df)["db.t"]) == [(1, "a"), (2, "a"), (3, "c")]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_option_of_another_mode_is_an_error(protocol, impl):
+    with pytest.raises(ValueError, match=r"unlisted= is for tables="):
+        _decoder(protocol, impl, table="db.t", schema=DDL, unlisted="generic")
+    with pytest.raises(ValueError, match="control_events=False is for typed mode"):
+        _decoder(protocol, impl, control_events=False)
+    keys, values = _messages(protocol)
+    quiet = _decoder(protocol, impl, tables={"db.t": DDL}, unlisted="generic", control_events=False)
+    assert _data(quiet.decode(keys, values)["db.t"]) == [("INSERT", 1, "a"), ("UPDATE", 2, "a"), ("INSERT", 3, "c")]

@@ -202,6 +202,15 @@ class FrontEnd:
         return 0
 
 
+def check_mode_options(typed: bool, tables, unlisted: str, control_events) -> None:
+    """An option of one mode given in another is an error, never ignored."""
+    if tables is None and unlisted != "skip":
+        raise ValueError("unlisted= is for tables={...} (rows of the tables not listed)")
+    if not typed and tables is None and not control_events:
+        raise ValueError("control_events=False is for typed mode (table= and schema=, or tables=): "
+                         "generic output keeps every event")
+
+
 def decode_entry(decode):
     """What every decoder's public ``decode(keys, values, *, partitions=, offsets=)`` does around
     its body, in one frame (each layer of wrapping cost ~20 us on a batch that found the

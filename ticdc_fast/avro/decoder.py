@@ -13,7 +13,7 @@ from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..options import renamed
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (FrontEnd, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
+from .._frontend import (FrontEnd, check_mode_options, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
                          finish_rows, is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -92,6 +92,7 @@ class AvroDecoder(FrontEnd):
             schema_version = renamed({"schema_id": schema_id, "schema_version": schema_version},
                                      "AvroDecoder")["schema_version"]
         schema_id = schema_version
+        check_mode_options(schema is not None, tables, unlisted, control_events)
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         self._router = None
@@ -111,7 +112,7 @@ class AvroDecoder(FrontEnd):
             typed = dict(on_schema_change=on_schema_change)
             parts = {key: self._part(table=key, schema=sch, old_image=old_image, **typed, **options)
                      for key, sch in tables.items()}
-            other = self._part(**options) if unlisted == "generic" else None
+            other = self._part(**dict(options, control_events=True)) if unlisted == "generic" else None
             self._router = TableRouter(self, parts, other, AvroRouter(tables, self), on_error)
             return
         if schema is not None and not (isinstance(schema, str) and schema == "auto"):

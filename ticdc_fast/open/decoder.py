@@ -15,7 +15,7 @@ from .. import claim_check
 from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import FrontEnd, add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
+from .._frontend import FrontEnd, add_kafka_columns, check_mode_options, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -123,6 +123,7 @@ class OpenDecoder(FrontEnd):
             return
         if schema is not None:
             schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
+        check_mode_options(schema is not None, tables, unlisted, control_events)
         self._policy = ErrorPolicy(on_error, self.stats)
         if tables is not None:
             tables = check_tables(tables, unlisted, table=table, schema=schema)
@@ -171,7 +172,7 @@ class OpenDecoder(FrontEnd):
             raise ValueError("schema='auto' needs table= (and no tables=)")
         del args["self"]
         OpenDecoder(**{k: v for k, v in args.items()      # the other options are checked now
-                       if k not in ("table", "schema", "tables", "unlisted", "old_image")})
+                       if k not in ("table", "schema", "tables", "unlisted", "old_image", "control_events")})
         self._auto_args = args
         init_invalid_utf8(self, args["invalid_utf8"])
 

@@ -24,7 +24,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (FrontEnd, as_array, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
+from .._frontend import (FrontEnd, as_array, check_mode_options, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
                          finish_rows, with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -174,6 +174,7 @@ class SimpleDecoder(FrontEnd):
                 raise ValueError("schema='auto' needs table=")
         elif schema is not None:
             schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
+        check_mode_options(table is not None, tables, unlisted, control_events)
         self._on_schema_change = check_on_schema_change(on_schema_change)
         self._schema_version = schema_version
         self._versions_checked: set = set()   # keys compared with the target (never undone)
@@ -248,7 +249,8 @@ class SimpleDecoder(FrontEnd):
         other = None
         if unlisted == "generic":
             rest = dict(base, held=[h for hs in held.values() for h in hs])
-            other = SimpleDecoder(state=rest if state is not None else None, **options)
+            other = SimpleDecoder(state=rest if state is not None else None,
+                                  **dict(options, control_events=True))   # generic: every event
         self._router = TableRouter(self, parts, other, SimpleRouter(
             tables, self.encoding, check_compression(options["compression"]),
             check_max_message_bytes(options["max_message_bytes"]), self.implementation), on_error)
