@@ -221,3 +221,19 @@ def test_typed_and_generic_state_without_old_image_option(spark, impl, protocol)
     assert sorted(int(r["id"]) for r in tfs.latest_state(generic, ["id"]).collect()) == sorted(fold)
     assert {r["id"]: r["name"] for r in tfs.latest_state(typed, ["id"]).collect()} == \
         {k: v["name"] for k, v in fold.items()}
+
+
+def test_typed_without_old_image_says_latest_state_cannot_see_old_keys(spark, impl, caplog):
+    """``old_image=False`` (given on purpose): latest_state cannot delete an unsplit key change's
+    old key, and says so instead of keeping it silently."""
+    import logging
+    msgs = [_encode("open", ev) for ev in _history(0, split=False)]
+    rows = spark.sparkContext.parallelize([(k, v, 0, i) for i, (k, v) in enumerate(msgs)], 1)
+    raw = spark.createDataFrame(rows, "key binary, value binary, partition int, offset bigint")
+    typed = tfs.decode(raw, "open", table="db.t", schema="id BIGINT, name STRING", old_image=False,
+                       implementation=impl)
+    assert "_before" not in typed.columns
+    with caplog.at_level(logging.WARNING, logger="ticdc_fast"):
+        state = tfs.latest_state(typed, ["id"]).collect()
+    assert sorted(r["id"] for r in state) == [1, 2, 3]
+    assert "latest_state: the changelog has no old image" in caplog.text
