@@ -151,7 +151,7 @@ def test_key_changes_in_every_protocol(spark, impl, protocol, batches):
         for mode in ("generic", "typed"):
             kw = dict(extra)
             if mode == "typed":
-                kw.update(table="db.t", schema="id BIGINT, name STRING", old_image=True)
+                kw.update(table="db.t", schema="id BIGINT, name STRING")   # no old_image=: carried by default
             changelog = tfs.decode(raw, protocol, implementation=impl, **kw).cache()
             if mode == "typed":
                 moved = changelog.where("_op = 'UPDATE' AND id = 2").select("_before").collect()
@@ -194,3 +194,46 @@ def test_old_image_lacking_key_columns_keeps_them(spark, impl):
                   _row(30, after=[ID(2), part(7), NAME("b")], before=[NAME("a")])]}
     state = tfs.latest_state(_changelog(spark, impl, events), ["id", "part"]).collect()
     assert [(r["id"], r["part"], dict(r["after"])["name"]) for r in state] == [("2", "7", "b")]
+
+
+@pytest.mark.parametrize("protocol", ["open", "simple-json", "simple-avro", "avro"])
+def test_typed_and_generic_state_without_old_image_option(spark, impl, protocol):
+    """Issue 42's check: INSERT 1, raw UPDATE 1 -> 2, INSERT 3, decoded without old_image=: the
+    typed and the generic latest_state hold exactly {2, 3}, as an independent fold of the events."""
+    events = _history(0, split=False)
+    fold = {}
+    for op, _, new, old in events:
+        if old is not None:
+            fold.pop(old["id"], None)
+        if new is not None:
+            fold[new["id"]] = new
+    msgs = [_encode(protocol, ev) for ev in events]
+    if protocol.startswith("simple"):
+        (_, v), = SimpleEncoder(protocol.split("-")[1]).encode([SimpleBootstrap(SIMPLE_TABLE)])
+        msgs.insert(0, (None, v))
+    rows = spark.sparkContext.parallelize([(k, v, 0, i) for i, (k, v) in enumerate(msgs)], 1)
+    raw = spark.createDataFrame(rows, "key binary, value binary, partition int, offset bigint")
+    extra = {"schemas": AVRO_SCHEMAS} if protocol == "avro" else {}
+    typed = tfs.decode(raw, protocol, table="db.t", schema="id BIGINT, name STRING", implementation=impl, **extra)
+    generic = tfs.decode(raw, protocol, implementation=impl, **extra)
+    assert sorted(fold) == [2, 3]
+    assert sorted(r["id"] for r in tfs.latest_state(typed, ["id"]).collect()) == sorted(fold)
+    assert sorted(int(r["id"]) for r in tfs.latest_state(generic, ["id"]).collect()) == sorted(fold)
+    assert {r["id"]: r["name"] for r in tfs.latest_state(typed, ["id"]).collect()} == \
+        {k: v["name"] for k, v in fold.items()}
+
+
+def test_typed_without_old_image_says_latest_state_cannot_see_old_keys(spark, impl, caplog):
+    """``old_image=False`` (given on purpose): latest_state cannot delete an unsplit key change's
+    old key, and says so instead of keeping it silently."""
+    import logging
+    msgs = [_encode("open", ev) for ev in _history(0, split=False)]
+    rows = spark.sparkContext.parallelize([(k, v, 0, i) for i, (k, v) in enumerate(msgs)], 1)
+    raw = spark.createDataFrame(rows, "key binary, value binary, partition int, offset bigint")
+    typed = tfs.decode(raw, "open", table="db.t", schema="id BIGINT, name STRING", old_image=False,
+                       implementation=impl)
+    assert "_before" not in typed.columns
+    with caplog.at_level(logging.WARNING, logger="ticdc_fast"):
+        state = tfs.latest_state(typed, ["id"]).collect()
+    assert sorted(r["id"] for r in state) == [1, 2, 3]
+    assert "latest_state: the changelog has no old image" in caplog.text

@@ -293,3 +293,20 @@ def test_decode_jobs_must_be_positive(tmp_path, messages):
     with pytest.raises(SystemExit, match="--jobs must be at least 1"):
         main(["decode", "--protocol", "open", "--input", str(cap), "-o", str(tmp_path / "o.parquet"),
               "--jobs", "0"])
+
+
+def test_decode_takes_any_decoder_option_by_its_name(tmp_path, messages, impl, capfd):
+    """``--option NAME=VALUE``: the vocabulary's names (snake_case or camelCase) reach the decoder;
+    an unknown name, or one the protocol's decoder does not take, is an error naming it."""
+    cap = _capture(tmp_path / "in.jsonl", messages)
+    out = tmp_path / "out.parquet"
+    assert main(["decode", "--protocol", "open", "--input", str(cap), "-o", str(out), "--implementation", impl,
+                 "--table", "shop.orders", "--option", "control_events=false", "--option", "oldImage=true"]) == 0
+    got = pq.read_table(out)
+    assert set(got.column("_op").to_pylist()) <= {"INSERT", "UPDATE", "DELETE"}
+    assert "_before" in got.column_names
+    for bad, said in ((["--option", "onErorr=skip"], "unknown option 'onErorr'"),
+                      (["--option", "verify_checksum=true"], "'verifyChecksum' is for the simple protocol"),
+                      (["--option", "on_error=skip"], "use --on-error")):
+        with pytest.raises(SystemExit, match=said):
+            main(["decode", "--protocol", "open", "--input", str(cap), "-o", str(out), *bad])

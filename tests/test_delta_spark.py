@@ -156,8 +156,12 @@ def test_decode_inside_a_declarative_pipeline(tmp_path):
 
 def test_decode_with_columns_refuses_what_needs_the_session(spark):
     raw = spark.createDataFrame([], "key binary, value binary, partition int, offset bigint")
-    with pytest.raises(ValueError, match="DDL"):
-        tfs.decode(raw, "open", table="db.t", schema="id BIGINT", columns=raw.columns)
+    with pytest.raises(ValueError, match="schema='auto' cannot be used"):
+        tfs.decode(raw, "simple-json", table="db.t", schema="auto", columns=raw.columns,
+                   kafka={"kafka.bootstrap.servers": "h:9092", "subscribe": "t"})
+    # a DDL string is read without the session now
+    ddl = tfs.decode(raw, "open", table="db.t", schema="id BIGINT", columns=raw.columns)
+    assert ddl.columns[:3] == ["_op", "_commit_ts", "id"]
     with pytest.raises(TypeError, match="column names"):
         tfs.decode(raw, "open", columns="key,value")
     out = tfs.decode(raw, "open", table="db.t", schema=SCHEMA, columns=["key", "value", "partition", "offset"])

@@ -208,10 +208,10 @@ def test_avro_schema_id_names_the_baseline(impl):
     # schema came from does
     assert _avro(impl, schemas, schema=TARGET).decode(keys[1:], values[1:]).num_rows == 1
     with pytest.raises(ticdc_fast.SchemaChangedError):
-        _avro(impl, schemas, schema=TARGET, schema_id=v1).decode(keys[1:], values[1:])
+        _avro(impl, schemas, schema=TARGET, schema_version=v1).decode(keys[1:], values[1:])
     # the target taken from the latest schema: earlier ids are history
     with_score = pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64())])
-    rows = _avro(impl, schemas, schema=with_score, schema_id=v2).decode(keys, values).to_pylist()
+    rows = _avro(impl, schemas, schema=with_score, schema_version=v2).decode(keys, values).to_pylist()
     assert [r["score"] for r in rows] == [None, 2.5]
     generic = ticdc_fast.AvroDecoder(schemas=schemas, implementation=impl)
     assert generic.decode(keys, values).num_rows == 2

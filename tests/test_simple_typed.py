@@ -128,9 +128,10 @@ def test_typed_table_filter_and_control_events(encoding, impl):
 def test_generic_mode_keeps_every_table(impl):
     evs = [SimpleBootstrap(OTHER), SimpleBootstrap(BASE), SimpleDML(OTHER, "INSERT", make_tso(T0), data={"id": 9}),
            SimpleDML(BASE, "INSERT", make_tso(T0 + 1), data={"id": 1})]
-    rows = ticdc_fast.SimpleDecoder("json", implementation=impl, control_events=False).decode(
-        None, _values("json", evs)).to_pylist()
-    # control_events only applies to typed mode
+    rows = ticdc_fast.SimpleDecoder("json", implementation=impl).decode(None, _values("json", evs)).to_pylist()
+    # control_events only applies to typed mode: given to a generic decoder it is an error, not ignored
+    with pytest.raises(ValueError, match="control_events=False is for typed mode"):
+        ticdc_fast.SimpleDecoder("json", implementation=impl, control_events=False)
     assert [(r["_op"], r["_table"]) for r in rows] == [("BOOTSTRAP", "other"), ("BOOTSTRAP", "t"),
                                                          ("INSERT", "other"), ("INSERT", "t")]
 

@@ -281,3 +281,55 @@ def test_metadata_history_is_only_as_large_as_the_hold_queue():
     assert {p: sum(len(o) for o, _ in chunks) for p, chunks in join._chunks.items()} == {0: 5}
     join.retain([])
     assert join._chunks == {}
+
+
+# ------------------------------------------------------------------ option names
+@pytest.mark.parametrize("name", ["onError", "on_error", "ONERROR"])
+def test_ticdc_source_on_error_in_every_spelling(spark, kafka, impl, open_messages, name):
+    """``onError`` and ``on_error`` both reach the decoder: the bad message is skipped."""
+    topic = _topic("onerror")
+    kafka.create_topic(topic, partitions=1)
+    msgs = list(open_messages) + [(open_messages[0][0], b"{not json")]
+    bad = len(msgs) - 1
+    kafka.produce(topic, [(k, v, 0) for k, v in msgs])
+    df = _ticdc(spark, kafka, topic, protocol="open", startingOffsets="earliest",
+                implementation=impl, **{name: "skip"})
+    got = df.collect()
+    want = ticdc_fast.OpenDecoder(implementation=impl).decode([k for k, _ in msgs[:bad]], [v for _, v in msgs[:bad]])
+    assert len(got) == want.num_rows
+    assert sorted({r["_offset"] for r in got}) == list(range(bad))
+
+
+def test_ticdc_source_misspelt_option_fails_naming_it(spark, kafka):
+    with pytest.raises(Exception, match=r"(?i)unknown option 'onErorr'; the options are .*onError.*subscribe"):
+        _ticdc(spark, kafka, "x", protocol="open", onErorr="skip").schema
+
+
+def test_ticdc_source_option_for_another_protocol_fails(spark, kafka):
+    with pytest.raises(Exception, match=r"'verifyChecksum' is for the simple protocol, not 'open'"):
+        _ticdc(spark, kafka, "x", protocol="open", verifyChecksum="true").schema
+    with pytest.raises(Exception, match=r"'oldImage' is for typed output"):
+        _ticdc(spark, kafka, "x", protocol="open", old_image="true").schema
+
+
+def test_ticdc_source_reaches_every_decoder_option():
+    """Each decoder option, in either spelling, becomes the decoder's keyword with its type."""
+    from ticdc_fast.spark.ticdc_source import _DecodeOptions
+    base = {"kafka.bootstrap.servers": "h:9092", "subscribe": "t"}
+    opts = _DecodeOptions(dict(base, protocol="simple-json", table="db.t", schema="id BIGINT",
+                               invalidUtf8="error", control_events="false", maxMessageBytes="1000",
+                               hold_max_rows="5", holdMaxBytes="600", onHoldOverflow="emit",
+                               verify_checksum="true", onSchemaChange="ignore", schemaVersion="3",
+                               timezone="Asia/Shanghai", compression="lz4", implementation="python"))
+    assert opts.decoder_options == {
+        "on_error": "fail", "implementation": "python", "invalid_utf8": "error", "control_events": False,
+        "max_message_bytes": 1000, "hold_max_rows": 5, "hold_max_bytes": 600, "on_hold_overflow": "emit",
+        "verify_checksum": True, "on_schema_change": "ignore", "schema_version": 3,
+        "timezone": "Asia/Shanghai", "compression": "lz4", "old_image": True}
+    avro = _DecodeOptions(dict(base, protocol="avro", table="db.t", schema="id BIGINT", registry="http://r",
+                               extra_columns="error", registryTimeout="2.5", registry_retries="1",
+                               schema_id="7", implementation="python"))
+    assert avro.decoder_options == {"on_error": "fail", "implementation": "python", "registry": "http://r",
+                                    "extra_columns": "error", "registry_timeout": 2.5,
+                                    "registry_retries": 1, "schema_version": 7, "old_image": True}
+    assert avro.output_schema().names[:3] == ["_op", "_commit_ts", "id"]

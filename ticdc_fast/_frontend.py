@@ -179,6 +179,38 @@ def init_invalid_utf8(decoder, choice: str) -> None:
     decoder.invalid_utf8_replaced = 0
 
 
+class FrontEnd:
+    """What every decoder front end shares: the batch's key/value check (``keys=None`` where the
+    protocol can do without keys), the output schema with the Kafka columns, and the core's
+    invalid-UTF-8 counter; a protocol front end supplies the rest (``_fields``, the decode)."""
+
+    needs_keys = False          # the open protocol: its events live in the key
+    protocol = "this"
+
+    def _check_batch(self, keys, values) -> None:
+        if keys is None:
+            if self.needs_keys:
+                raise ValueError(f"the {self.protocol} protocol needs the Kafka keys (keys=None): its "
+                                 "events live in the key")
+        elif len(keys) != len(values):
+            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+
+    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
+        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
+
+    def _core_text_counter(self) -> int:
+        return 0
+
+
+def check_mode_options(typed: bool, tables, unlisted: str, control_events) -> None:
+    """An option of one mode given in another is an error, never ignored."""
+    if tables is None and unlisted != "skip":
+        raise ValueError("unlisted= is for tables={...} (rows of the tables not listed)")
+    if not typed and tables is None and not control_events:
+        raise ValueError("control_events=False is for typed mode (table= and schema=, or tables=): "
+                         "generic output keeps every event")
+
+
 def decode_entry(decode):
     """What every decoder's public ``decode(keys, values, *, partitions=, offsets=)`` does around
     its body, in one frame (each layer of wrapping cost ~20 us on a batch that found the

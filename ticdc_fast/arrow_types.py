@@ -174,18 +174,17 @@ def infer_open_schema(keys: Sequence, values: Sequence, table: str, *,
 def as_arrow_schema(schema) -> pa.Schema:
     """A table schema as Spark users write it — a pyarrow ``Schema``, a
     ``pyspark.sql.types.StructType`` or a DDL string (``"id BIGINT, name STRING"``, as
-    ``from_json`` takes) — as a pyarrow schema.  A DDL string needs an active SparkContext."""
+    ``from_json`` takes) — as a pyarrow schema.  A DDL string is read without Spark
+    (``ticdc_fast.ddl``)."""
     if isinstance(schema, pa.Schema):
         return schema
+    if isinstance(schema, str):
+        from .ddl import parse_ddl
+        return parse_ddl(schema)
     try:
-        from pyspark.sql.types import StructType, _parse_datatype_string
-    except ImportError:  # without pyspark only the pyarrow form can exist
+        from pyspark.sql.types import StructType
+    except ImportError:  # without pyspark only the pyarrow form and DDL text can exist
         StructType = None
-    if StructType is not None and isinstance(schema, str):
-        parsed = _parse_datatype_string(schema)
-        if not isinstance(parsed, StructType):
-            raise TypeError(f"the DDL string {schema!r} is not a list of columns (got {parsed.simpleString()})")
-        schema = parsed
     if StructType is not None and isinstance(schema, StructType):
         from pyspark.sql.pandas.types import to_arrow_schema
         # TIMESTAMP is an instant: UTC, as the typed decoders write it

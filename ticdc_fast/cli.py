@@ -85,7 +85,37 @@ def _make_decoder(args, table=None, schema=None):
     kw = {"implementation": args.implementation, "on_error": getattr(args, "on_error", "fail")}
     if schema is not None:
         kw.update(table=table, schema=schema)
+    opts.update(_decoder_options(args, typed=schema is not None))
     return make_decoder(args.protocol, **kw, **opts)
+
+
+_CLI_FLAGS = ("protocol", "table", "schema", "tables", "registry", "timezone", "compression",
+              "on_error", "implementation", "claim_check_base")
+
+
+def _decoder_options(args, typed: bool) -> dict:
+    """``--option NAME=VALUE`` (repeatable): any other decoder option of docs/api.md, named in
+    snake_case or camelCase; one the protocol's decoder does not take is an error."""
+    from .options import OPTIONS, check_protocol, parse_value, resolve_names
+    given = {}
+    for item in getattr(args, "option", None) or ():
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit(f"error: --option {item!r}: write NAME=VALUE")
+        given[name.strip()] = value
+    try:
+        named = resolve_names(given, where="--option")
+        out = {}
+        for name, value in named.items():
+            if name in _CLI_FLAGS:
+                raise ValueError(f"--option {OPTIONS[name].name}: use --{name.replace('_', '-')}")
+            check_protocol(name, args.protocol, "--option")
+            if name in ("old_image", "on_schema_change", "schema_version", "extra_columns") and not typed:
+                raise ValueError(f"--option {name}: is for typed output (--table)")
+            out[name] = parse_value(name, value)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    return out
 
 
 def _typed_schema(args, keys, values):
@@ -687,6 +717,9 @@ def main(argv=None) -> int:
                      help="a message that cannot be decoded: stop with its Kafka position (fail, default), "
                           "leave it out and count it (skip), or write it as an _op=ERROR row with its "
                           "bytes and error (dead_letter)")
+    dec.add_argument("--option", action="append", metavar="NAME=VALUE",
+                     help="any other decoder option of docs/api.md (invalid_utf8=error, "
+                          "control_events=false, max_message_bytes=..., old_image=true, ...); repeatable")
     dec.add_argument("--implementation", choices=("auto", "cython", "python"), default="auto",
                      help="the compiled core, the pure-Python twin, or the core when it loads (default)")
     dec.add_argument("--jobs", "-j", type=int, default=1,

@@ -8,11 +8,12 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
+from ..options import renamed
 from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
+from .._frontend import (FrontEnd, check_mode_options, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
                          finish_rows, is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -36,7 +37,7 @@ class AvroConfig:
     old_image: bool = False
 
 
-class AvroDecoder:
+class AvroDecoder(FrontEnd):
     """Decode TiCDC ``protocol=avro`` messages (Confluent wire format: ``0x00 ‖ int32 id ‖ Avro``).
 
     Parameters
@@ -65,13 +66,14 @@ class AvroDecoder:
         with it, naming the table and the columns (never skipped by ``on_error``); ``"ignore"``
         counts it in ``stats.schema_changes_ignored`` and goes on: new columns are dropped
         (unless ``extra_columns="error"``), dropped ones null.  Checked once per schema id.
-        "The one before" is the schema ``schema_id`` names when given, else the table's last
+        "The one before" is the schema ``schema_version`` names when given, else the table's last
         value schema this decoder saw (a decoder that starts after the change cannot see it).
-    schema_id: the registry id of the value schema the typed ``schema`` was taken from: ids up to it are the table's history, not a change (registry
-        ids only grow).
+    schema_version: the registry id of the value schema the typed ``schema`` was taken from: ids
+        up to it are the table's history, not a change (registry ids only grow).  The same option
+        as ``SimpleDecoder``'s; ``schema_id=`` is its old name (DeprecationWarning).
     topic: with ``schema="auto"``: the Kafka topic; the typed schema is then the default Arrow
         schema of the registry's latest value schema of subject ``<topic>-value``, asked once at
-        construction (``latest_value_schema``), and ``schema_id`` is its id.  It must be
+        construction (``latest_value_schema``), and ``schema_version`` is its id.  It must be
         ``table``'s; a later id that changes the table is a schema change (``on_schema_change``).
     tables, unlisted: a consumer of several topics (one per table) in one pass
         (``ticdc_fast.tables``): ``{"db.t1": schema, ...}``; ``decode`` returns a
@@ -83,8 +85,14 @@ class AvroDecoder:
                  schema: pa.Schema | None = None, timezone: str = "UTC", control_events: bool = True,
                  extra_columns: str = "ignore", registry_timeout: float = 10.0, registry_retries: int = 3,
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
-                 on_schema_change: str = "fail", schema_id: int | None = None, topic: str | None = None,
-                 tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
+                 on_schema_change: str = "fail", schema_version: int | None = None, topic: str | None = None,
+                 tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None,
+                 schema_id: int | None = None):
+        if schema_id is not None:
+            schema_version = renamed({"schema_id": schema_id, "schema_version": schema_version},
+                                     "AvroDecoder")["schema_version"]
+        schema_id = schema_version
+        check_mode_options(schema is not None, tables, unlisted, control_events)
         self.stats = DecodeStats()
         self._policy = ErrorPolicy(on_error, self.stats)
         self._router = None
@@ -104,9 +112,11 @@ class AvroDecoder:
             typed = dict(on_schema_change=on_schema_change)
             parts = {key: self._part(table=key, schema=sch, old_image=old_image, **typed, **options)
                      for key, sch in tables.items()}
-            other = self._part(**options) if unlisted == "generic" else None
+            other = self._part(**dict(options, control_events=True)) if unlisted == "generic" else None
             self._router = TableRouter(self, parts, other, AvroRouter(tables, self), on_error)
             return
+        if schema is not None and not (isinstance(schema, str) and schema == "auto"):
+            schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
         if (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if old_image and schema is None:
@@ -171,9 +181,6 @@ class AvroDecoder:
     def _part_commit(self) -> None:
         pass
 
-    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
-        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
-
     @exclusive
     def writer_schema(self, schema_id: int):
         """The compiled writer schema of an id (fetched and cached on first use)."""
@@ -217,8 +224,7 @@ class AvroDecoder:
     @decode_entry
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
         """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
-        if keys is not None and len(keys) != len(values):
-            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        self._check_batch(keys, values)
         if self._router is not None:
             return self._router.decode(keys, values, partitions, offsets)
         return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)

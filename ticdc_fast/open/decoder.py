@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 from .. import _constants as C
 from .. import _impl
 from .. import claim_check
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import add_kafka_columns, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
+from .._frontend import FrontEnd, add_kafka_columns, check_mode_options, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
 from ..policy import DecodeStats, ErrorPolicy
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
@@ -53,7 +53,7 @@ def _layout(fields: list, table: str | None) -> _Layout:
     return _Layout(fields, table, [f.name for f in fields].index(C.COL_CLAIM_CHECK))
 
 
-class OpenDecoder:
+class OpenDecoder(FrontEnd):
     """Decode TiCDC Open Protocol messages (both the tiflow and the ticdc flavour).
 
     Parameters
@@ -106,6 +106,9 @@ class OpenDecoder:
         ``auto`` (default), ``cython`` or ``python``.
     """
 
+    needs_keys = True
+    protocol = "open"
+
     def __init__(self, *, table=None, schema: pa.Schema | None = None, tables: dict | None = None,
                  unlisted: str = "skip", timezone: str = "UTC",
                  compression: str = "none", control_events: bool = True,
@@ -114,6 +117,13 @@ class OpenDecoder:
                  invalid_utf8: str = "replace", old_image: bool = False,
                  implementation: str | None = None):
         self.stats = DecodeStats()
+        self._auto_args = None
+        if isinstance(schema, str) and schema == "auto":
+            self._defer_auto(dict(locals()))
+            return
+        if schema is not None:
+            schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
+        check_mode_options(schema is not None, tables, unlisted, control_events)
         self._policy = ErrorPolicy(on_error, self.stats)
         if tables is not None:
             tables = check_tables(tables, unlisted, table=table, schema=schema)
@@ -155,7 +165,39 @@ class OpenDecoder:
             self._core_plan = _impl.core.OpenPlan(self.config)
             self._core_plan.set_routes([_impl.core.OpenPlan(sub) for sub in subs], unlisted == "generic")
 
+    def _defer_auto(self, args: dict) -> None:
+        """``schema="auto"``: the typed schema is inferred from the table's rows in the first
+        ``decode()`` batch (``infer_open_schema``), logged, and fixed from then on."""
+        if args["table"] is None or args["tables"] is not None:
+            raise ValueError("schema='auto' needs table= (and no tables=)")
+        del args["self"]
+        OpenDecoder(**{k: v for k, v in args.items()      # the other options are checked now
+                       if k not in ("table", "schema", "tables", "unlisted", "old_image", "control_events")})
+        self._auto_args = args
+        init_invalid_utf8(self, args["invalid_utf8"])
+
+    def _resolve_auto(self, keys, values) -> None:
+        import logging
+        from ..arrow_types import infer_open_schema
+        args = self._auto_args
+        try:
+            schema = infer_open_schema(as_pylist(keys), as_pylist(values), args["table"],
+                                       compression=args["compression"])
+        except ValueError:
+            raise ValueError(f"schema='auto': no row of {args['table']} in the first decode() batch "
+                             "to infer its schema from; give schema= or decode a batch that holds one") from None
+        logging.getLogger("ticdc_fast").warning(
+            "schema='auto': the schema of %s inferred from the first batch's rows: %s", args["table"],
+            ", ".join(f"{f.name} {f.type}" for f in schema))
+        policy, stats = self._text_policy, self.stats
+        self.__init__(**dict(args, schema=schema))
+        self._text_policy, self.stats = policy, stats
+        self._policy.stats = stats
+
     def output_schema(self, *, partitions: bool = False, offsets: bool = False) -> pa.Schema:
+        if self._auto_args is not None:
+            raise ValueError("schema='auto': the schema is inferred from the first decode() batch; "
+                             "call output_schema() after it")
         if self._layouts is not None:
             raise ValueError("this decoder decodes several tables (tables={...}): each has its own "
                              "schema, see output_schemas()")
@@ -170,9 +212,6 @@ class OpenDecoder:
             key: with_kafka_fields(layout.fields, partitions=partitions, offsets=offsets)
             for key, layout in self._layouts.items()})
 
-    def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
-        return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
-
     def _core_text_counter(self) -> int:
         return self._core_plan.invalid_utf8_replaced if self._core_plan is not None else 0
 
@@ -180,8 +219,9 @@ class OpenDecoder:
     def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch | TableBatches:
         """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``):
         a ``RecordBatch``, or with ``tables={...}`` a ``TableBatches``."""
-        if len(keys) != len(values):
-            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        self._check_batch(keys, values)
+        if self._auto_args is not None:
+            self._resolve_auto(keys, values)
         decode_batch = self._decode_batch if self._layouts is None else self._decode_tables_batch
         return self._policy.run(counted_stretch(self, decode_batch), keys, values, partitions, offsets)
 

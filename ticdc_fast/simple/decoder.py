@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .. import _constants as C
 from .. import _impl
-from ..arrow_types import Target, compile_targets
+from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes,
                            decompress)
@@ -24,7 +24,7 @@ from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (as_array, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
+from .._frontend import (FrontEnd, as_array, check_mode_options, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
                          finish_rows, with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -101,7 +101,7 @@ def _with_held(column: pa.Array, held: list) -> pa.Array:
     return pa.concat_arrays([column, pa.array(held, column.type)]) if held else column
 
 
-class SimpleDecoder:
+class SimpleDecoder(FrontEnd):
     """Decode TiCDC Simple Protocol messages, tracking table schemas across batches.
 
     Parameters
@@ -172,6 +172,9 @@ class SimpleDecoder:
             schema = None
             if table is None:
                 raise ValueError("schema='auto' needs table=")
+        elif schema is not None:
+            schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
+        check_mode_options(table is not None, tables, unlisted, control_events)
         self._on_schema_change = check_on_schema_change(on_schema_change)
         self._schema_version = schema_version
         self._versions_checked: set = set()   # keys compared with the target (never undone)
@@ -246,7 +249,8 @@ class SimpleDecoder:
         other = None
         if unlisted == "generic":
             rest = dict(base, held=[h for hs in held.values() for h in hs])
-            other = SimpleDecoder(state=rest if state is not None else None, **options)
+            other = SimpleDecoder(state=rest if state is not None else None,
+                                  **dict(options, control_events=True))   # generic: every event
         self._router = TableRouter(self, parts, other, SimpleRouter(
             tables, self.encoding, check_compression(options["compression"]),
             check_max_message_bytes(options["max_message_bytes"]), self.implementation), on_error)
@@ -421,8 +425,7 @@ class SimpleDecoder:
         so the same batch can be retried (or skipped) without duplicated or lost rows.  (Their
         changes are logged and undone on failure: the cost of a call does not grow with the
         number of rows held or schemas known.)"""
-        if keys is not None and len(keys) != len(values):
-            raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+        self._check_batch(keys, values)
         if self._router is not None:
             return self._router.decode(keys, values, partitions, offsets)
         self._part_begin(values)

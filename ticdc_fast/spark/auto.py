@@ -16,7 +16,8 @@ def _one_topic(opts) -> str:
 
 
 def resolve_auto_schema(protocol: str, table: str, kafka: dict, options: dict) -> tuple[pa.Schema, dict]:
-    """(Arrow schema, decoder options that fix its version: ``schema_version`` or ``schema_id``)
+    """(Arrow schema, decoder options that fix its version: ``schema_version``; open protocol:
+    none, its schema is inferred from the table's first rows)
     of ``table`` for ``schema="auto"``.  ``kafka``: the options of the Kafka source the query
     reads (``kafka.bootstrap.servers``, ``subscribe``/``subscribePattern``/``assign``, other
     ``kafka.*``); ``options``: the decoder options (``compression``, ``registry``)."""
@@ -29,9 +30,40 @@ def resolve_auto_schema(protocol: str, table: str, kafka: dict, options: dict) -
     if protocol == "avro":
         from ..avro import latest_value_schema
         schema_id, arrow = latest_value_schema(options.get("registry"), _one_topic(opts), table)
-        return arrow, {"schema_id": schema_id}
-    raise ValueError(f"schema='auto' is for the simple and Avro protocols, not {protocol!r} "
-                     "(open-protocol messages carry no table schema: tfs.open_table_schema infers one)")
+        return arrow, {"schema_version": schema_id}
+    if protocol == "open":
+        return _inferred_from_topics(opts, table, options.get("compression", "none")), {}
+    raise ValueError(f"schema='auto': unknown protocol {protocol!r}")
+
+
+def _inferred_from_topics(opts, table: str, compression: str) -> pa.Schema:
+    """Open protocol (messages carry column types, not a table schema): the schema inferred
+    (``infer_open_schema``) from the table's first rows in the subscribed partitions, read from
+    their earliest offset; the driver logs what it inferred."""
+    import logging
+
+    from ..arrow_types import infer_open_schema
+    from .kafka_source import KAFKA_SCHEMA, _OffsetProbe, read_range
+    probe = _OffsetProbe(opts)
+    try:
+        tps = probe.topic_partitions(strict=True)
+        starts, ends = probe.earliest(tps), probe.latest(tps)
+    finally:
+        probe.close()
+    for topic, partition in tps:
+        for batch in read_range(opts, KAFKA_SCHEMA, topic, partition, starts[(topic, partition)],
+                                ends[(topic, partition)]):
+            try:
+                schema = infer_open_schema(batch.column("key").to_pylist(), batch.column("value").to_pylist(),
+                                           table, compression=compression)
+            except ValueError:
+                continue                     # no row of the table in this batch
+            logging.getLogger("ticdc_fast").warning(
+                "schema='auto': the schema of %s inferred from its first rows in %s/%d: %s", table, topic,
+                partition, ", ".join(f"{f.name} {f.type}" for f in schema))
+            return schema
+    raise ValueError(f"schema='auto': no row of {table} in {', '.join(f'{t}/{p}' for t, p in tps) or 'no partition'} "
+                     "to infer its schema from (open-protocol messages carry no table schema)")
 
 
 def _latest_in_topics(opts, table: str, encoding: str, compression: str):

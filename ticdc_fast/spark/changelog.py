@@ -69,7 +69,7 @@ def latest_state(changelog, keys, *, applied=None):
     wins (at equal ts the non-DELETE — TiCDC sends a split update's DELETE first — then the later
     offset); keys whose last change is a DELETE are removed.  An UPDATE that changes the key
     also deletes the old key: generic output has it in ``before``, typed output in ``_before``
-    (decode with ``old_image=True``; without it typed output cannot see the old key).  With
+    (which ``decode`` carries unless given ``old_image=False``).  With
     ``applied`` (the current
     table, with ``keys`` and ``_commit_ts``), changes not newer than the applied version are
     dropped — old replays — so the result is ready for MERGE / upsert.  Batch DataFrames (in
@@ -100,9 +100,14 @@ def _old_keys_of_key_changing_updates(rows, keys):
     the old key's row would stay in the state forever.  Needs the old image: generic output has
     it in ``before``, typed output in ``_before`` (``old_image=True``); without one nothing is
     added."""
+    import logging
+
     from pyspark.sql import functions as F
     olds = _old_key_exprs(rows, keys)
     if olds is None:
+        logging.getLogger("ticdc_fast").warning(
+            "latest_state: the changelog has no old image (typed output decoded with old_image=False): "
+            "an UPDATE that changes the key unsplit keeps its old key; TiCDC splits such updates by default")
         return rows.limit(0)
     if _OLD_IMAGE in rows.columns:
         image, news = F.col(_OLD_IMAGE), [F.col(k) for k in keys]

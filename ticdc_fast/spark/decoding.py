@@ -288,7 +288,7 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     ``ticdc_fast``, in the executor's stderr) and adds them to ``stats``, an accumulator from
     ``decode_stats(spark)``, when given.
 
-    ``schema="auto"`` (simple and Avro protocols): the driver resolves the table's schema when
+    ``schema="auto"`` (every protocol): the driver resolves the table's schema when
     ``decode`` is called — simple: its latest BOOTSTRAP/DDL in the topic, read from the earliest
     offset up to now; Avro: the registry's latest value schema of subject ``<topic>-value`` —
     and decodes with it (earlier DDLs/schema ids are history, later ones a schema change,
@@ -301,7 +301,8 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     fails its task with the reason and the fix rather than decode 60–160× slower.
 
     Many tables of one topic in one pass: ``tables={"db.t1": schema1, "db.t2": schema2}`` (each
-    schema as ``schema`` takes it) instead of ``table``/``schema``.  The output is one DataFrame: ``_op``,
+    schema as ``schema`` takes it, or None for the simple protocol: found as ``schema="auto"``
+    finds it, with ``kafka=``) instead of ``table``/``schema``.  The output is one DataFrame: ``_op``,
     ``_commit_ts``, ``_table`` (``"db.t1"``...), one struct column per table named after it
     (that table's typed columns and trailer, null on other tables' rows), the dead-letter and
     Kafka columns; ``split_tables`` gives a DataFrame per table with the columns the single-table
@@ -310,8 +311,8 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
 
     ``columns``: the input's column names (``df.columns``), given so that ``decode`` runs no
     analysis of ``df`` — inside a Spark Declarative Pipelines query function, where analysis is
-    refused.  Schemas must then be pyarrow schemas or ``StructType``s (a DDL string is parsed
-    through the session), and the Kafka columns ``topic``/``timestamp``/``headers`` among them
+    refused.  ``schema="auto"`` is then refused (it reads Kafka through the session; DDL strings
+    are parsed without one), and the Kafka columns ``topic``/``timestamp``/``headers`` among them
     are taken to have the Kafka source's types.
     """
     if columns is not None:
@@ -320,10 +321,14 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if tables is not None:
         # in the driver (DDL strings need the JVM); a typed query's schema is needed up front
-        tables = check_tables(tables, unlisted, table=table, schema=schema)
+        tables = check_tables(tables, unlisted, table=table, schema=schema,
+                              schema_optional=protocol.startswith("simple"))
         options["unlisted"] = unlisted
     elif (table is None) != (schema is None):
         raise ValueError("typed output needs both table= and schema=")
+    if tables is not None and None in tables.values():
+        tables = _tables_from_stream(protocol, tables, kafka, options)
+        kafka = None
     if isinstance(schema, str) and schema == "auto":
         if kafka is None:
             raise ValueError("schema='auto' needs kafka= (the Kafka source's options: where to "
@@ -334,7 +339,9 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
     elif kafka is not None:
         raise ValueError("kafka= is for schema='auto'")
     if schema is not None:
-        schema = as_arrow_schema(schema)  # in the driver: a DDL string needs the JVM
+        schema = as_arrow_schema(schema)
+    if schema is not None or tables is not None:
+        options.setdefault("old_image", True)   # what latest_state needs of a raw key change
     from ..policy import check_on_error
     options["on_error"] = check_on_error(on_error)
     options["implementation"] = _impl.resolve(implementation)
@@ -357,6 +364,17 @@ def decode(df, protocol: str, *, table=None, schema=None, tables=None, unlisted:
         if not analyse:
             _names_known(selected, columns + meta)
         return selected.mapInArrow(run, spark_struct)
+
+
+def _tables_from_stream(protocol, tables: dict, kafka, options) -> dict:
+    """``tables={"db.t": None}`` (simple protocol): each such table's schema as ``schema="auto"``
+    finds it, on the driver (a query's columns are fixed before it starts)."""
+    if kafka is None:
+        raise ValueError("tables={'db.t': None}: the schema comes from the stream, found on the "
+                         "driver as schema='auto' finds it: give kafka= (the Kafka source's options)")
+    from .auto import resolve_auto_schema
+    return {name: sch if sch is not None else resolve_auto_schema(protocol, name, kafka, options)[0]
+            for name, sch in tables.items()}
 
 
 def _names_known(selected, names) -> None:
@@ -394,10 +412,9 @@ class DecodeSpec:
 def _check_no_analysis(columns, schema, tables, kafka) -> None:
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise TypeError("columns must be the input's column names (a list of str)")
-    schemas = [schema] if schema is not None else list((tables or {}).values())
-    if kafka is not None or any(isinstance(s, str) for s in schemas):
-        raise ValueError("with columns= (no analysis) give schemas as pyarrow schemas or StructTypes: a DDL "
-                         "string is parsed and schema='auto' read through the session")
+    if kafka is not None or (isinstance(schema, str) and schema == "auto"):
+        raise ValueError("with columns= (no analysis) schema='auto' cannot be used: it is read "
+                         "through the session")
 
 
 def _kafka_meta_types(names) -> dict:
@@ -458,8 +475,7 @@ def decode_partition(batches, spec: DecodeSpec):
                     raise ValueError("the open protocol needs the Kafka key")
                 if join is not None:
                     join.add(part)
-                out = dec.decode(keys if keys is not None else [None] * part.num_rows, values,
-                                 partitions=parts, offsets=offs)
+                out = dec.decode(keys, values, partitions=parts, offsets=offs)   # keys=None: no key column
                 if isinstance(out, TableBatches):
                     out = stack_batches(out, stacked_schema({k: b.schema for k, b in out.items()}))
                 if join is not None:

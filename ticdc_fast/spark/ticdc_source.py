@@ -23,19 +23,19 @@ Options: every option of ``ticdc_kafka`` (see ``kafka_source``: offsets, limits,
 ``table`` and ``schema``
     typed output of one table (both or neither): ``db.tbl`` and the table's schema as a DDL
     string of flat columns (``"id BIGINT NOT NULL, price DECIMAL(10,2)"``) or the JSON of a
-    ``StructType`` (``struct.json()``), or ``auto`` (simple and Avro protocols): resolved on the
+    ``StructType`` (``struct.json()``), or ``auto`` (every protocol): resolved on the
     driver when the query is planned, as ``decode(..., schema="auto")`` does.
 ``tables`` and ``unlisted``
     many tables in one pass, as ``decode(tables=...)``: a JSON object ``{"db.t1": "id BIGINT,
-    ...", "db.t2": ...}`` (each schema a DDL string or a StructType JSON object); ``unlisted``:
+    ...", "db.t2": ...}`` (each schema a DDL string, a StructType JSON object, or ``null`` for the
+    simple protocol: found as ``auto`` finds it); ``unlisted``:
     ``skip`` (default) or ``generic``.  The output is the stacked layout; ``split_tables`` splits it.
-``on_error``
-    ``fail`` (default), ``skip`` or ``dead_letter``, as ``decode``.
-``onSchemaChange``
-    typed output: ``fail`` (default) or ``ignore``, the decoders' ``on_schema_change``.
-``timezone``, ``compression``, ``registry``, ``oldImage``, ``implementation``
-    decoder options as ``decode`` takes them (``registry``: the schema registry URL of the Avro
-    protocol; ``oldImage``: ``true`` for typed output's ``_before``).
+every decoder option
+    as the protocol's decoder takes it (docs/api.md: ``onError``, ``onSchemaChange``, ``oldImage``,
+    ``timezone``, ``compression``, ``registry``, ``invalidUtf8``, ``controlEvents``,
+    ``maxMessageBytes``, ``holdMaxRows``, ``verifyChecksum``, ``extraColumns``...), named in
+    camelCase or snake_case (``onError`` or ``on_error``); an option the protocol's decoder does
+    not take, or no option at all (a misspelling), is an error listing the valid ones.
 ``claimCheckBase``
     where claim-check files live (open and simple protocols):
     ``ticdc_fast.fsspec_resolver(base)`` reads them.
@@ -143,6 +143,9 @@ def _parse_tables(text: str) -> dict:
         raise ValueError('ticdc: option \'tables\' must be a JSON object {"db.table": "id BIGINT, ..."}')
     out = {}
     for name, sch in given.items():
+        if sch is None:                  # the simple protocol: the table's schema from the stream
+            out[name] = None
+            continue
         if isinstance(sch, dict):
             sch = json.dumps(sch)
         elif not isinstance(sch, str):
@@ -153,15 +156,67 @@ def _parse_tables(text: str) -> dict:
 
 
 # ================================================================================ options
+# the options of ``ticdc_kafka`` (spelling keys: no case, no underscores); ``kafka.*`` too
+_KAFKA_OPTIONS = {"bootstrap.servers": "bootstrap.servers", "subscribe": "subscribe",
+                  "subscribepattern": "subscribePattern", "assign": "assign",
+                  "startingoffsets": "startingOffsets", "endingoffsets": "endingOffsets",
+                  "maxoffsetspertrigger": "maxOffsetsPerTrigger", "failondataloss": "failOnDataLoss",
+                  "includeheaders": "includeHeaders", "kafkaconsumer.polltimeoutms": "kafkaConsumer.pollTimeoutMs",
+                  "arrowbatchsize": "arrowBatchSize", "groupidprefix": "groupIdPrefix"}
+# read here, not given to the decoder as they are
+_SOURCE_READ = ("protocol", "table", "schema", "tables", "claim_check_base")
+
+
+def split_options(options) -> tuple[dict, dict]:
+    """(the Kafka source's options, ``{decoder option: text}``) of a ``ticdc`` source's options,
+    each name in camelCase or snake_case; an option neither takes is a ValueError listing them."""
+    from ..options import RENAMED, resolve_names, spelling_key
+    kafka, ours = {}, {}
+    old_names = {spelling_key(old): new for old, (_, new) in RENAMED.items()}
+    for k, v in dict(options or {}).items():
+        key = spelling_key(k)
+        if str(k).lower().startswith("kafka."):
+            kafka[str(k).lower()] = str(v)
+        elif key in _KAFKA_OPTIONS:
+            kafka[_KAFKA_OPTIONS[key].lower()] = str(v)
+        elif key in old_names:
+            ours[old_names[key]] = str(v)
+        else:
+            ours[k] = v
+    return kafka, resolve_names(ours, where="ticdc", others=[*_KAFKA_OPTIONS.values(), "kafka.*"])
+
+
+def _decoder_kwargs(protocol: str, opts: dict, typed: bool) -> dict:
+    """The decoder keywords of the options given (each read as its kind, each checked to be one
+    the protocol's decoder takes)."""
+    from .. import _impl
+    from ..options import OPTIONS, check_protocol, parse_value
+    from ..policy import check_on_error
+    dec = {"on_error": check_on_error(opts.get("on_error", "fail")),
+           "implementation": _impl.resolve(opts.get("implementation"))}
+    for name, text in opts.items():
+        check_protocol(name, protocol, "ticdc")
+        if name in _SOURCE_READ or name in dec:
+            continue
+        if name in ("on_schema_change", "old_image", "schema_version", "extra_columns") and not typed:
+            raise ValueError(f"ticdc: option {OPTIONS[name].camel!r} is for typed output "
+                             "(table and schema, or tables)")
+        dec[name] = parse_value(name, text)
+    if typed:
+        dec.setdefault("old_image", True)        # what latest_state needs of a raw key change
+    if "on_schema_change" in dec:
+        from ..errors import check_on_schema_change
+        check_on_schema_change(dec["on_schema_change"])
+    return dec
+
+
 class _DecodeOptions:
     """The decoding options of a ``ticdc`` source, parsed on the driver side of planning."""
 
     def __init__(self, options) -> None:
-        from .. import _impl
-        from ..policy import check_on_error
         from .decoding import as_arrow_schema
 
-        opts = {str(k).lower(): str(v) for k, v in dict(options or {}).items()}
+        kafka, opts = split_options(options)
         self.protocol = opts.get("protocol")
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"ticdc: option 'protocol' must be one of {', '.join(PROTOCOLS)}, "
@@ -170,40 +225,28 @@ class _DecodeOptions:
         text = opts.get("schema")
         self.tables = None
         auto = text is not None and text.strip().lower() == "auto"
-        dec: dict = {"on_error": check_on_error(opts.get("on_error", "fail")),
-                     "implementation": _impl.resolve(opts.get("implementation"))}
         if "tables" in opts:
             if self.table is not None or text is not None:
                 raise ValueError("ticdc: give either option 'tables' or 'table' and 'schema', not both")
-            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"))
-            dec["unlisted"] = opts.get("unlisted", "skip")
+            self.tables = check_tables(_parse_tables(opts["tables"]), opts.get("unlisted", "skip"),
+                                       schema_optional=self.protocol.startswith("simple"))
         elif (self.table is None) != (text is None):
             raise ValueError("ticdc: typed output needs both options 'table' and 'schema'")
+        dec = _decoder_kwargs(self.protocol, opts, typed=self.table is not None or self.tables is not None)
+        if self.tables is not None and None in self.tables.values():
+            from .decoding import _tables_from_stream
+            self.tables = _tables_from_stream(self.protocol, self.tables, kafka, dec)
+        if self.tables is not None:
+            dec.setdefault("unlisted", "skip")
         self.schema = as_arrow_schema(parse_table_schema(text)) if text is not None and not auto else None
-        for name in ("timezone", "compression"):
-            if name in opts:
-                dec[name] = opts[name]
-        if "registry" in opts:
-            if self.protocol != "avro":
-                raise ValueError("ticdc: option 'registry' is for protocol 'avro'")
-            dec["registry"] = opts["registry"]
-        if "onschemachange" in opts:
-            from ..errors import check_on_schema_change
-            if self.table is None and self.tables is None:
-                raise ValueError("ticdc: option 'onSchemaChange' is for typed output (table and schema, or tables)")
-            dec["on_schema_change"] = check_on_schema_change(opts["onschemachange"])
-        if _bool(opts.get("oldimage", "false"), "oldImage"):
-            dec["old_image"] = True
         if auto:
             from .auto import resolve_auto_schema
-            self.schema, fixed = resolve_auto_schema(self.protocol, self.table, options, dec)
+            self.schema, fixed = resolve_auto_schema(self.protocol, self.table, kafka, dec)
             dec.update(fixed)
         self.auto = auto
         self.decoder_options = dec
-        self.claim_check_base = opts.get("claimcheckbase")
-        if self.claim_check_base is not None and self.protocol == "avro":
-            raise ValueError("ticdc: option 'claimCheckBase' is for the open and simple protocols")
-        self.include_headers = _bool(opts.get("includeheaders", "false"), "includeHeaders")
+        self.claim_check_base = opts.get("claim_check_base")
+        self.include_headers = _bool(kafka.get("includeheaders", "false"), "includeHeaders")
 
     def kafka_schema(self) -> StructType:
         return KAFKA_SCHEMA_WITH_HEADERS if self.include_headers else KAFKA_SCHEMA
@@ -269,7 +312,7 @@ class TicdcDataSource(DataSource):
                                  f"was planned (now {expected.simpleString()}); start it again")
             raise ValueError("ticdc: the source's columns are fixed by its options; do not give "
                              f"a user schema (expected {expected.simpleString()})")
-        return _Options(self.options), dopts.kafka_schema(), dopts.spec(schema)
+        return _Options(split_options(self.options)[0]), dopts.kafka_schema(), dopts.spec(schema)
 
     def reader(self, schema: StructType) -> TicdcBatchReader:
         return TicdcBatchReader(*self._parts(schema))
