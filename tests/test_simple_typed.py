@@ -472,3 +472,31 @@ def test_integer_text_is_judged_by_its_syntax_before_its_size(impl, text, reason
     with pytest.raises(ticdc_fast.DecodeError) as ei:
         dec.decode(None, _int_text_messages([text]))
     assert (ei.value.message_index, ei.value.column, ei.value.reason) == (1, "id", reason)
+
+
+def _branch_tables(declared, sent):
+    """One table declared with ``declared`` (BOOTSTRAP) and the same table whose DML is encoded
+    as ``sent``: the Avro map value goes in the other type's union branch."""
+    def table(t):
+        return SimpleTable("db", "fb", 52, make_tso(T0 - 10_000),
+                           [SimpleColumn("id", "int", nullable=False), SimpleColumn("x", t)])
+    return table(declared), table(sent)
+
+
+@pytest.mark.parametrize("declared, sent, text, typed_target, typed_value", [
+    # a float branch in a DOUBLE column: the float32 widened, exactly (fuzz case 9945)
+    ("double", "float", "3.440000057220459", pa.float64(), float(pa.scalar(3.44, pa.float32()).as_py())),
+    # a double branch in a FLOAT column (pre-v7.0 TiCDC): rounded to float32
+    ("float", "double", "3.44", pa.float32(), pa.scalar(3.44, pa.float32()).as_py()),
+])
+def test_avro_float_branch_is_rendered_by_the_column_type(declared, sent, text, typed_target, typed_value, impl):
+    decl, sent_as = _branch_tables(declared, sent)
+    boot = _values("avro", [SimpleBootstrap(decl)])
+    dml = _values("avro", [SimpleDML(sent_as, "DELETE", make_tso(T0), old={"id": 1, "x": 3.44})])
+    for values in (boot + dml, dml + boot):      # also buffered until its schema arrives
+        dec = ticdc_fast.SimpleDecoder("avro", implementation=impl)
+        rows = [r for r in dec.decode(None, values).to_pylist() if r["_op"] == "DELETE"]
+        assert dict(rows[0]["before"])["x"] == text
+    schema = pa.schema([("id", pa.int32()), ("x", typed_target)])
+    r = _typed("avro", impl, schema, table="db.fb").decode(None, boot + dml).to_pylist()[-1]
+    assert r["x"] == typed_value

@@ -1657,7 +1657,9 @@ cdef class SimplePlan:
                         e.v.p = NULL
                         memcpy(&e.v.n, &f64, 8)
                     else:
-                        tn = float_text(f64, 32 if (idx == SAV_FLOAT or e.t == T_FLOAT) else 64, 1, out)
+                        # rendered by the column's type, as the JSON protocol sends it: a float
+                        # branch in a DOUBLE column is the float32 widened (exact), not its float32 text
+                        tn = float_text(f64, 32 if e.t == T_FLOAT else 64, 1, out)
                         span_in_scratch(&e.v, start, tn)
                         self.avro_scratch.len += tn
                 elif idx == SAV_STRING:                    # string
