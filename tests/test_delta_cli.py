@@ -74,16 +74,37 @@ def shop(tmp_path_factory):
     return capture, whole
 
 
+def _commits(root):
+    """Commits in every table's Delta log so far."""
+    return sum(len(list((root / t.replace(".", "/") / "_delta_log").glob("*.json"))) for t in TABLES)
+
+
+def _kill_point(proc, root, first, rnd):
+    """Wait for the moment to kill a run: the first run a random moment into its start (the
+    first pass, the first commits); later ones a random moment after their first new commit
+    (inside the next step's decode, fold or commit), so a faster build or machine cannot finish
+    every run before it is killed."""
+    if first:
+        time.sleep(rnd.uniform(0.5, 2.0))
+        return
+    start, deadline = _commits(root), time.monotonic() + 120
+    while proc.poll() is None and _commits(root) <= start and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(rnd.uniform(0.0, 0.4))
+
+
 @pytest.mark.slow
 def test_sigkill_at_several_points_then_restart_equals_one_run(shop, tmp_path):
     capture, whole = shop
     root = tmp_path / "killed"
     rnd = random.Random(41)
     kills = 0
-    for _ in range(5):
+    for attempt in range(8):
+        if kills >= 4:
+            break
         proc = subprocess.Popen(_sync_cmd(capture, root, "--quiet"), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        time.sleep(rnd.uniform(1.5, 5.0))
+        _kill_point(proc, root, attempt == 0, rnd)
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
