@@ -36,6 +36,17 @@ def resolve_auto_schema(protocol: str, table: str, kafka: dict, options: dict) -
     raise ValueError(f"schema='auto': unknown protocol {protocol!r}")
 
 
+def _partition_bounds(opts):
+    """The subscribed partitions, their earliest offsets and their ends now."""
+    from .kafka_source import _OffsetProbe
+    probe = _OffsetProbe(opts)
+    try:
+        tps = probe.topic_partitions(strict=True)
+        return tps, probe.earliest(tps), probe.latest(tps)
+    finally:
+        probe.close()
+
+
 def _inferred_from_topics(opts, table: str, compression: str) -> pa.Schema:
     """Open protocol (messages carry column types, not a table schema): the schema inferred
     (``infer_open_schema``) from the table's first rows in the subscribed partitions, read from
@@ -43,13 +54,8 @@ def _inferred_from_topics(opts, table: str, compression: str) -> pa.Schema:
     import logging
 
     from ..arrow_types import infer_open_schema
-    from .kafka_source import KAFKA_SCHEMA, _OffsetProbe, read_range
-    probe = _OffsetProbe(opts)
-    try:
-        tps = probe.topic_partitions(strict=True)
-        starts, ends = probe.earliest(tps), probe.latest(tps)
-    finally:
-        probe.close()
+    from .kafka_source import KAFKA_SCHEMA, read_range
+    tps, starts, ends = _partition_bounds(opts)
     for topic, partition in tps:
         for batch in read_range(opts, KAFKA_SCHEMA, topic, partition, starts[(topic, partition)],
                                 ends[(topic, partition)]):
@@ -70,13 +76,8 @@ def _latest_in_topics(opts, table: str, encoding: str, compression: str):
     """The table's latest TableSchema in the subscribed partitions, from their earliest offset
     to their end now (only BOOTSTRAP/DDL messages are parsed)."""
     from ..simple import latest_table_schema
-    from .kafka_source import KAFKA_SCHEMA, _OffsetProbe, read_range
-    probe = _OffsetProbe(opts)
-    try:
-        tps = probe.topic_partitions(strict=True)
-        starts, ends = probe.earliest(tps), probe.latest(tps)
-    finally:
-        probe.close()
+    from .kafka_source import KAFKA_SCHEMA, read_range
+    tps, starts, ends = _partition_bounds(opts)
     best = None
     for topic, partition in tps:
         for batch in read_range(opts, KAFKA_SCHEMA, topic, partition, starts[(topic, partition)],
