@@ -191,75 +191,13 @@ cdef int _cap_scalar(Cur* c, Span* s, Err* err, Buf* scratch) noexcept nogil:
     return scan_scalar(c, s, err)
 
 
-cdef int _cap_skip_container(Cur* c, int depth, Err* err, Buf* scratch) noexcept nogil:
-    """skip_container of json/scan.pxi, with numbers checked by _cap_number."""
-    cdef uint8_t stack[MAX_DEPTH + 1]
-    cdef int sp
-    cdef int state   # 2 = just opened, 1 = need an element, 0 = after an element
-    cdef uint8_t ch, top
-    cdef Span tmp
-    cdef int r
-    if depth > MAX_DEPTH:
-        return fail(err, c, "malformed JSON: nesting deeper than 1024")
-    stack[0] = c.pos[0]
-    sp = 1
-    c.pos += 1
-    state = 2
-    while sp > 0:
-        skip_ws(c)
-        if c.pos >= c.end:
-            return fail(err, c, "malformed JSON: unexpected end of data")
-        ch = c.pos[0]
-        top = stack[sp - 1]
-        if state != 1 and ((top == 123 and ch == 125) or (top == 91 and ch == 93)):
-            c.pos += 1
-            sp -= 1
-            state = 0
-            continue
-        if state == 0:
-            if ch != 44:
-                return fail(err, c, "malformed JSON: expected ',' or a closing bracket")
-            c.pos += 1
-            state = 1
-            skip_ws(c)
-            if c.pos >= c.end:
-                return fail(err, c, "malformed JSON: unexpected end of data")
-            ch = c.pos[0]
-        if top == 123:
-            if ch != 34:
-                return fail(err, c, "malformed JSON: expected a string key")
-            if scan_string(c, &tmp, err) < 0:
-                return -1
-            skip_ws(c)
-            if c.pos >= c.end or c.pos[0] != 58:
-                return fail(err, c, "malformed JSON: expected ':'")
-            c.pos += 1
-            skip_ws(c)
-            if c.pos >= c.end:
-                return fail(err, c, "malformed JSON: unexpected end of data")
-            ch = c.pos[0]
-        if ch == 123 or ch == 91:
-            if depth + sp > MAX_DEPTH:
-                return fail(err, c, "malformed JSON: nesting deeper than 1024")
-            stack[sp] = ch
-            sp += 1
-            c.pos += 1
-            state = 2
-            continue
-        r = _cap_scalar(c, &tmp, err, scratch)
-        if r < 0:
-            return r
-        state = 0
-    return 0
-
-
 cdef int _cap_value(Cur* c, Span* s, int depth, Err* err, Buf* scratch) noexcept nogil:
     if c.pos >= c.end:
         return fail(err, c, "malformed JSON: unexpected end of data")
     cdef uint8_t ch = c.pos[0]
     if ch == 123 or ch == 91:
         s.kind = J_OBJ if ch == 123 else J_ARR
-        return _cap_skip_container(c, depth, err, scratch)
+        return skip_container(c, depth, err, scratch)
     return _cap_scalar(c, s, err, scratch)
 
 

@@ -389,8 +389,10 @@ cdef inline int scan_literal(Cur* c, Span* s, const char* lit, int n, int kind, 
     return 0
 
 
-cdef int skip_container(Cur* c, int depth, Err* err) noexcept nogil:
-    """Skip an object or array starting at c.pos; `depth` is its nesting level (root = 1)."""
+cdef int skip_container(Cur* c, int depth, Err* err, Buf* checked_numbers) noexcept nogil:
+    """Skip an object or array starting at c.pos; `depth` is its nesting level (root = 1).
+    checked_numbers: NULL, or the capture reader's scratch (framing/capture.pxi), whose numbers
+    are checked as it reads them (_cap_scalar)."""
     cdef uint8_t stack[MAX_DEPTH + 1]
     cdef int sp = 0
     cdef int state   # 2 = just opened, 1 = need an element, 0 = after an element
@@ -442,7 +444,10 @@ cdef int skip_container(Cur* c, int depth, Err* err) noexcept nogil:
             c.pos += 1
             state = 2
             continue
-        if scan_scalar(c, &tmp, err) < 0:
+        if checked_numbers != NULL:
+            if _cap_scalar(c, &tmp, err, checked_numbers) < 0:
+                return -1
+        elif scan_scalar(c, &tmp, err) < 0:
             return -1
         state = 0
     return 0
@@ -476,7 +481,7 @@ cdef int scan_value(Cur* c, Span* s, int depth, Err* err) noexcept nogil:
         s.ascii = 1
         s.neg = 0
         s.in_scratch = 0
-        if skip_container(c, depth, err) < 0:
+        if skip_container(c, depth, err, NULL) < 0:
             return -1
         s.n = c.pos - s.p
         return 0

@@ -525,7 +525,7 @@ cdef enum:
 cdef int go_format_digits(const char* digits, int nd, int exp10, int negative, char* out) noexcept nogil:
     """value = 0.<digits> x 10^exp10 (digits without leading/trailing zeros) as Go's
     encoding/json writes it: plain unless the magnitude is < 1e-6 or >= 1e21."""
-    cdef int k = 0, i, sci = exp10 - 1, a
+    cdef int k = 0, sci = exp10 - 1, a
     if negative:
         out[k] = 45
         k += 1
@@ -550,28 +550,7 @@ cdef int go_format_digits(const char* digits, int nd, int exp10, int negative, c
             k += 1
         out[k] = <char>(48 + a % 10)
         return k + 1
-    if exp10 <= 0:
-        out[k] = 48
-        out[k + 1] = 46
-        k += 2
-        for i in range(-exp10):
-            out[k] = 48
-            k += 1
-        _copy_digits(out + k, digits)
-        return k + nd
-    if exp10 >= nd:
-        _copy_digits(out + k, digits)
-        k += nd
-        for i in range(exp10 - nd):
-            out[k] = 48
-            k += 1
-        return k
-    _copy_digits(out + k, digits)
-    k += exp10
-    out[k] = 46
-    k += 1
-    _copy_digits(out + k, digits + exp10)
-    return k + nd - exp10
+    return k + plain_format_digits(digits, nd, exp10, 0, out + k)
 
 
 cdef int plain_format_digits(const char* digits, int nd, int exp10, int negative, char* out) noexcept nogil:

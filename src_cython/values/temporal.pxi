@@ -69,6 +69,15 @@ cdef int parse_date_days(const uint8_t* p, Py_ssize_t n, int64_t* days, const ch
     return parse_ymd(p, days, why)
 
 
+cdef inline int _seconds_fraction(const uint8_t* p, Py_ssize_t n, int64_t* frac,
+                                  const char** why) noexcept nogil:
+    """The '.ffffff' after a datetime text's seconds (p[19:n]) in microseconds."""
+    if p[19] != 46 or parse_frac_us(p + 19, p + n, frac) < 0:
+        why[0] = "invalid datetime"
+        return -1
+    return 0
+
+
 cdef int parse_datetime_us(const uint8_t* p, Py_ssize_t n, int64_t* us, const char** why) noexcept nogil:
     cdef int64_t days, frac = 0
     cdef int hh, mi, ss
@@ -91,10 +100,8 @@ cdef int parse_datetime_us(const uint8_t* p, Py_ssize_t n, int64_t* us, const ch
     if hh > 23 or mi > 59 or ss > 59:
         why[0] = "invalid time of day"
         return -1
-    if n > 19:
-        if p[19] != 46 or parse_frac_us(p + 19, p + n, &frac) < 0:
-            why[0] = "invalid datetime"
-            return -1
+    if n > 19 and _seconds_fraction(p, n, &frac, why) < 0:
+        return -1
     us[0] = (days * 86400 + hh * 3600 + mi * 60 + ss) * 1000000 + frac
     return 0
 
@@ -123,10 +130,8 @@ cdef int parse_datetime_cached(WallCache* wc, const uint8_t* p, Py_ssize_t n, in
         if ss > 59:
             why[0] = "invalid time of day"
             return -1
-        if n > 19:
-            if p[19] != 46 or parse_frac_us(p + 19, p + n, &frac) < 0:
-                why[0] = "invalid datetime"
-                return -1
+        if n > 19 and _seconds_fraction(p, n, &frac, why) < 0:
+            return -1
         us[0] = wc.minute_us + ss * 1000000 + frac
         return 0
     if parse_datetime_us(p, n, us, why) < 0:
