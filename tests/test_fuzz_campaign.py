@@ -43,6 +43,31 @@ def test_campaign(protocol, tmp_path):
     assert summary["findings"] == {}, f"fuzz findings (inputs under {tmp_path}): {summary['findings']}"
 
 
+def test_core_only_campaign_runs_every_protocol_in_its_workers(tmp_path):
+    """--core-only (the sanitizer campaign) reaches its worker subprocesses and reads every case."""
+    out = tmp_path / "findings"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "fuzz.py"), "--core-only", "--count", "60",
+         "--seed", str(SEED), "--out", str(out), "--minimize", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    summary = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert sorted(summary) == sorted(fuzz.PROTOCOLS)
+    for s in summary.values():
+        assert s["cases"] == 60 and s["messages"] >= 60 and s["findings"] == {}, s
+
+
+def test_core_only_reports_an_exception_that_is_not_a_decode_error(monkeypatch):
+    case = fuzz.make_case("open", SEED, 3)
+    monkeypatch.setattr(fuzz, "CORE_ONLY", True)
+
+    def broken(*a, **k):
+        raise KeyError("boom")
+    monkeypatch.setattr(fuzz, "_decoder", lambda case, impl: type("D", (), {"decode": broken})())
+    with pytest.raises(fuzz.Finding, match="cython:KeyError"):
+        fuzz.run_case(case)
+
+
 # --------------------------------------------------------------------------- the fuzzer itself
 @pytest.mark.parametrize("protocol", fuzz.PROTOCOLS)
 def test_cases_are_reproducible_and_mutated(protocol):
