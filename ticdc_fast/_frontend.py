@@ -180,12 +180,87 @@ def init_invalid_utf8(decoder, choice: str) -> None:
 
 
 class FrontEnd:
-    """What every decoder front end shares: the batch's key/value check (``keys=None`` where the
-    protocol can do without keys), the output schema with the Kafka columns, and the core's
-    invalid-UTF-8 counter; a protocol front end supplies the rest (``_fields``, the decode)."""
+    """What every decoder front end shares: the public ``decode`` (one call at a time, the
+    invalid-UTF-8 policy and its counter, the key/value check — ``keys=None`` where the protocol
+    can do without keys —, the error policy over stretches of the batch, the Kafka position of a
+    failed message), the output schema with the Kafka columns, and the core/twin choice.  A
+    protocol front end supplies what is its own: ``_decode_batch`` (one stretch, all or nothing),
+    ``_fields``, and where it needs them the hooks ``_before_batch`` (a first batch that fixes a
+    schema), ``_part_begin`` / ``_part_rollback`` / ``_part_commit`` (state a failed call undoes)
+    and ``_core_text_counter``; ``_router`` takes ``tables={...}`` batches (``TableRouter``)."""
 
     needs_keys = False          # the open protocol: its events live in the key
     protocol = "this"
+    _router = None
+
+    def _init_front(self, on_error: str, invalid_utf8: str, implementation, unattributed=None) -> None:
+        """The options every decoder takes: ``on_error``, ``invalid_utf8``, ``implementation``."""
+        from . import _impl
+        from .policy import DecodeStats, ErrorPolicy
+        self.stats = DecodeStats()
+        self._policy = ErrorPolicy(on_error, self.stats, unattributed)
+        init_invalid_utf8(self, invalid_utf8)
+        self.implementation = _impl.resolve(implementation)
+
+    def decode(self, keys, values, *, partitions=None, offsets=None):
+        """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``;
+        ``keys`` may be None where the protocol can do without them): a ``RecordBatch``, or with
+        ``tables={...}`` a ``TableBatches``.  ``partitions=`` / ``offsets=`` add the Kafka
+        columns and name a failed message's position in its ``DecodeError``.
+
+        All or nothing: if it raises, the decoder's state (schemas learned, held messages) is as
+        before the call, so the same batch can be retried or skipped without duplicated or lost
+        rows.  One call at a time per decoder (``DecoderBusyError`` from a second thread)."""
+        lock = _exclusive_lock(self)
+        try:
+            self._replaced_in_call = 0
+            token = enter_text_policy(self._text_policy)
+            try:
+                self._check_batch(keys, values)
+                self._before_batch(keys, values)
+                if self._router is not None:
+                    out = self._router.decode(keys, values, partitions, offsets)
+                else:
+                    self._part_begin(values)
+                    try:
+                        out = self._policy.run(self._stretch, keys, values, partitions, offsets)
+                    except BaseException:
+                        self._part_rollback(None)
+                        raise
+                    self._part_commit()
+            finally:
+                leave_text_policy(token)
+            self.invalid_utf8_replaced += self._replaced_in_call
+            self.stats.invalid_utf8_replaced = self.invalid_utf8_replaced
+            return out
+        except DecodeError as exc:
+            if exc.partition is None and exc.offset is None and (partitions is not None or offsets is not None):
+                partition = _position(partitions, exc.message_index)
+                offset = _position(offsets, exc.message_index)
+                if partition is not None or offset is not None:
+                    exc.at_kafka(partition, offset)
+            raise
+        finally:
+            lock.release()
+
+    def _stretch(self, keys, values, partitions, offsets):
+        """One stretch of the batch as the error policy gives it, counting the text values it
+        replaced into the current call if it returns (the twin counts in its TextPolicy, the
+        core in its plan's counter, read through ``_core_text_counter()``)."""
+        policy = self._text_policy
+        mark = policy.replaced + self._core_text_counter()
+        out = self._decode_batch(keys, values, partitions, offsets)
+        self._replaced_in_call += policy.replaced + self._core_text_counter() - mark
+        return out
+
+    def _check_stretch(self, keys, values, partitions, offsets) -> int:
+        """The number of messages of a stretch, its keys (if any) and Kafka positions checked
+        against it."""
+        n = len(values)
+        if keys is not None and len(keys) != n:
+            raise DecodeError(f"{len(keys)} keys but {n} values")
+        check_extras(n, partitions, offsets)
+        return n
 
     def _check_batch(self, keys, values) -> None:
         if keys is None:
@@ -194,6 +269,22 @@ class FrontEnd:
                                  "events live in the key")
         elif len(keys) != len(values):
             raise DecodeError(f"{len(keys)} keys but {len(values)} values")
+
+    # hooks (no state to undo, nothing to do before a batch, no core counter)
+    def _before_batch(self, keys, values) -> None:
+        pass
+
+    def _part_begin(self, values=None) -> None:
+        pass
+
+    def _part_mark(self):
+        return None
+
+    def _part_rollback(self, mark) -> None:
+        pass
+
+    def _part_commit(self) -> None:
+        pass
 
     def _batch_schema(self, partitions: bool, offsets: bool) -> pa.Schema:
         return with_kafka_fields(self._fields, partitions=partitions, offsets=offsets)
@@ -209,57 +300,6 @@ def check_mode_options(typed: bool, tables, unlisted: str, control_events) -> No
     if not typed and tables is None and not control_events:
         raise ValueError("control_events=False is for typed mode (table= and schema=, or tables=): "
                          "generic output keeps every event")
-
-
-def decode_entry(decode):
-    """What every decoder's public ``decode(keys, values, *, partitions=, offsets=)`` does around
-    its body, in one frame (each layer of wrapping cost ~20 us on a batch that found the
-    caches cold, as every batch after a garbage collection does):
-
-    - one call at a time per decoder (``exclusive``);
-    - the body runs under the decoder's invalid_utf8 policy, and the text values it replaced
-      are added to ``invalid_utf8_replaced`` (and ``stats``) when it returns: a call that raises
-      adds nothing.  Within a call the error policy may decode several stretches of the batch,
-      some of which fail and are decoded again; only stretches that returned count
-      (``counted_stretch``);
-    - a ``DecodeError`` names the Kafka partition and offset of its message, when they were
-      given: that is what finds the message in Kafka (its index in the batch does not)."""
-    @functools.wraps(decode)
-    def entry(self, keys, values, *, partitions=None, offsets=None):
-        lock = _exclusive_lock(self)
-        try:
-            self._replaced_in_call = 0
-            token = enter_text_policy(self._text_policy)
-            try:
-                out = decode(self, keys, values, partitions=partitions, offsets=offsets)
-            finally:
-                leave_text_policy(token)
-            self.invalid_utf8_replaced += self._replaced_in_call
-            self.stats.invalid_utf8_replaced = self.invalid_utf8_replaced
-            return out
-        except DecodeError as exc:
-            if exc.partition is None and exc.offset is None and (partitions is not None or offsets is not None):
-                partition = _position(partitions, exc.message_index)
-                offset = _position(offsets, exc.message_index)
-                if partition is not None or offset is not None:
-                    exc.at_kafka(partition, offset)
-            raise
-        finally:
-            lock.release()
-    return entry
-
-
-def counted_stretch(decoder, decode_batch):
-    """``decode_batch`` counting the text values it replaced into the current call, if it
-    returns.  Both implementations count cumulatively (the twin in its TextPolicy, the core in
-    its plan's ``invalid_utf8_replaced``, read through the decoder's ``_core_text_counter()``)."""
-    def run(*args):
-        policy = decoder._text_policy
-        mark = policy.replaced + decoder._core_text_counter()
-        out = decode_batch(*args)
-        decoder._replaced_in_call += policy.replaced + decoder._core_text_counter() - mark
-        return out
-    return run
 
 
 def exclusive(method):

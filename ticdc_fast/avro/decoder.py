@@ -12,8 +12,7 @@ from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
 from ..options import renamed
-from ..policy import DecodeStats, ErrorPolicy
-from .._frontend import (FrontEnd, check_mode_options, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, offsets64, as_pylist, check_extras,
+from .._frontend import (FrontEnd, check_mode_options, drive_fast_path, exclusive, as_binary_chunk, offsets64, as_pylist,
                          finish_rows, is_binary_array, with_kafka_fields)
 from ..tables import TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -93,9 +92,7 @@ class AvroDecoder(FrontEnd):
                                      "AvroDecoder")["schema_version"]
         schema_id = schema_version
         check_mode_options(schema is not None, tables, unlisted, control_events)
-        self.stats = DecodeStats()
-        self._policy = ErrorPolicy(on_error, self.stats)
-        self._router = None
+        self._init_front(on_error, invalid_utf8, implementation)
         self._compiled = {}     # schema id -> WriterSchema, shared by the decoders of tables={...}
         self._same = {}         # the parts of those schemas, shared by equal parts of later ones
         self._on_schema_change = check_on_schema_change(on_schema_change)
@@ -104,9 +101,7 @@ class AvroDecoder(FrontEnd):
         self._last_columns = None       # columns of the table's last value schema seen
         if tables is not None:
             tables = check_tables(tables, unlisted, table=table, schema=schema)
-            init_invalid_utf8(self, invalid_utf8)
             self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
-            self.implementation = _impl.resolve(implementation)
             options = dict(timezone=timezone, control_events=control_events, extra_columns=extra_columns,
                            invalid_utf8=invalid_utf8, implementation=implementation)
             typed = dict(on_schema_change=on_schema_change)
@@ -123,7 +118,6 @@ class AvroDecoder(FrontEnd):
             raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
         if extra_columns not in ("ignore", "error"):
             raise ValueError("extra_columns must be 'ignore' or 'error'")
-        init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)
         self.source = SchemaSource(registry, schemas, timeout=registry_timeout, retries=registry_retries)
         if isinstance(schema, str) and schema == "auto":
@@ -137,7 +131,6 @@ class AvroDecoder(FrontEnd):
         bounds, offs = local_table(timezone)
         self.config = AvroConfig(targets, sn, tn, bool(control_events), extra_columns, timezone, bounds, offs,
                                  invalid_utf8, bool(old_image))
-        self.implementation = _impl.resolve(implementation)
         self._rows = (_impl.core.AvroPlan(self.config) if self.implementation == "cython"
                       else ReferenceAvroRows(self.config))
         self._fields = output_fields("avro", targets, old_image=bool(old_image))
@@ -167,19 +160,8 @@ class AvroDecoder(FrontEnd):
             ws = self._compiled[schema_id] = compile_writer_schema(schema_id, self.source.get(schema_id), self._same)
         return ws
 
-    # what TableRouter asks of each table's decoder (no state across batches but schemas, which
-    # are immutable and kept whatever happens)
-    def _part_begin(self) -> None:
-        pass
-
-    def _part_mark(self):
-        return None
-
-    def _part_rollback(self, mark) -> None:
-        pass
-
-    def _part_commit(self) -> None:
-        pass
+    # TableRouter's hooks are FrontEnd's no-ops: no state across batches but schemas, which are
+    # immutable and kept whatever happens
 
     @exclusive
     def writer_schema(self, schema_id: int):
@@ -221,26 +203,15 @@ class AvroDecoder(FrontEnd):
     def _core_text_counter(self) -> int:
         return getattr(self._rows, "invalid_utf8_replaced", 0)
 
-    @decode_entry
-    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
-        """Decode one batch of Kafka messages (``keys`` may be None: no message has a key)."""
-        self._check_batch(keys, values)
-        if self._router is not None:
-            return self._router.decode(keys, values, partitions, offsets)
-        return self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
-
     def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         if self.implementation == "cython" and is_binary_array(values) and \
                 (keys is None or is_binary_array(keys)):
             return self._decode_arrow(keys, values, partitions, offsets)
+        n = self._check_stretch(keys, values, partitions, offsets)
         values = as_pylist(values)
-        n = len(values)
         keys = as_pylist(keys) if keys is not None else [None] * n
-        if len(keys) != n:
-            raise DecodeError(f"{len(keys)} keys but {n} values")
         parts = as_pylist(partitions) if partitions is not None else None
         offs = as_pylist(offsets) if offsets is not None else None
-        check_extras(n, parts, offs)
         keys = [None if k is None else bytes(k) for k in keys]
         values = [None if v is None else bytes(v) for v in values]
         rows = self._rows
@@ -258,12 +229,9 @@ class AvroDecoder(FrontEnd):
     def _decode_arrow(self, keys, values, partitions, offsets) -> pa.RecordBatch:
         """Zero-copy input: the core reads the Arrow buffers; only the rare messages the fast path
         leaves (new schema ids, DDL values, errors) are materialised as bytes."""
+        n = self._check_stretch(keys, values, partitions, offsets)
         values = as_binary_chunk(values)
-        n = len(values)
         keys = as_binary_chunk(keys) if keys is not None else pa.nulls(n, pa.large_binary())
-        if len(keys) != n:
-            raise DecodeError(f"{len(keys)} keys but {n} values")
-        check_extras(n, partitions, offsets)
         rows = self._rows
         try:
             rows.prepare_arrow(keys, values)

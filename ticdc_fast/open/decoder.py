@@ -15,9 +15,9 @@ from .. import claim_check
 from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
-from .._frontend import FrontEnd, add_kafka_columns, check_mode_options, as_binary_chunk, int64_array, offsets64, counted_stretch, decode_entry, init_invalid_utf8, as_pylist, check_extras, kafka_position_arrays, with_kafka_fields
+from .._frontend import FrontEnd, add_kafka_columns, check_mode_options, as_binary_chunk, int64_array, offsets64, init_invalid_utf8, as_pylist, kafka_position_arrays, with_kafka_fields
 from ..errors import DecodeError
-from ..policy import DecodeStats, ErrorPolicy
+from ..policy import DecodeStats
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
 from ..timezones import get_zone, local_table
 from . import reference
@@ -116,7 +116,6 @@ class OpenDecoder(FrontEnd):
                  claim_check_resolver: Callable[[str], bytes] | None = None, on_error: str = "fail",
                  invalid_utf8: str = "replace", old_image: bool = False,
                  implementation: str | None = None):
-        self.stats = DecodeStats()
         self._auto_args = None
         if isinstance(schema, str) and schema == "auto":
             self._defer_auto(dict(locals()))
@@ -124,14 +123,13 @@ class OpenDecoder(FrontEnd):
         if schema is not None:
             schema = as_arrow_schema(schema)      # pyarrow, StructType or DDL
         check_mode_options(schema is not None, tables, unlisted, control_events)
-        self._policy = ErrorPolicy(on_error, self.stats)
+        self._init_front(on_error, invalid_utf8, implementation)
         if tables is not None:
             tables = check_tables(tables, unlisted, table=table, schema=schema)
         elif (table is None) != (schema is None):
             raise ValueError("typed mode needs both table= and schema=")
         if old_image and schema is None and tables is None:
             raise ValueError("old_image=True is for typed mode (generic output has the old image in 'before')")
-        init_invalid_utf8(self, invalid_utf8)
         get_zone(timezone)  # validate early
         bounds, offsets = local_table(timezone)
 
@@ -143,7 +141,6 @@ class OpenDecoder(FrontEnd):
                               check_max_message_bytes(max_message_bytes), invalid_utf8,
                               bool(old_image), **more)
 
-        self.implementation = _impl.resolve(implementation)
         self.claim_check_resolver = claim_check_resolver
         self._core_plan = None
         self._layout = None                    # one table or generic: the batch's _Layout
@@ -174,6 +171,7 @@ class OpenDecoder(FrontEnd):
         OpenDecoder(**{k: v for k, v in args.items()      # the other options are checked now
                        if k not in ("table", "schema", "tables", "unlisted", "old_image", "control_events")})
         self._auto_args = args
+        self.stats = DecodeStats()
         init_invalid_utf8(self, args["invalid_utf8"])
 
     def _resolve_auto(self, keys, values) -> None:
@@ -215,21 +213,11 @@ class OpenDecoder(FrontEnd):
     def _core_text_counter(self) -> int:
         return self._core_plan.invalid_utf8_replaced if self._core_plan is not None else 0
 
-    @decode_entry
-    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch | TableBatches:
-        """Decode one batch of Kafka messages (``keys[i]``/``values[i]`` belong to message ``i``):
-        a ``RecordBatch``, or with ``tables={...}`` a ``TableBatches``."""
-        self._check_batch(keys, values)
+    def _before_batch(self, keys, values) -> None:
         if self._auto_args is not None:
             self._resolve_auto(keys, values)
-        decode_batch = self._decode_batch if self._layouts is None else self._decode_tables_batch
-        return self._policy.run(counted_stretch(self, decode_batch), keys, values, partitions, offsets)
 
     def _decode_tables_batch(self, keys, values, partitions, offsets) -> TableBatches:
-        n = len(keys)
-        if len(values) != n:
-            raise DecodeError(f"{n} keys but {len(values)} values")
-        check_extras(n, partitions, offsets)
         pieces, skipped = self._decode_tables(keys, values)
         out = TableBatches()
         for k, (key, layout) in enumerate(self._layouts.items()):
@@ -252,11 +240,10 @@ class OpenDecoder(FrontEnd):
             tables, other, skipped = reference.decode_tables(as_pylist(keys), as_pylist(values), self.config)
         return tables + ([] if other is None else [other]), skipped
 
-    def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch:
-        n = len(keys)
-        if len(values) != n:
-            raise DecodeError(f"{n} keys but {len(values)} values")
-        check_extras(n, partitions, offsets)
+    def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch | TableBatches:
+        self._check_stretch(keys, values, partitions, offsets)
+        if self._layouts is not None:
+            return self._decode_tables_batch(keys, values, partitions, offsets)
         if self.implementation == "cython" and self.claim_check_resolver is None:
             extras = kafka_position_arrays(partitions, offsets)
             if not any(a.null_count for a in extras):

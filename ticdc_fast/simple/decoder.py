@@ -23,8 +23,8 @@ from ..compression import (DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_m
 from .. import claim_check
 from ..claim_check import local_claim_check
 from ..errors import DecodeError, UnavailableError, check_on_schema_change, schema_change
-from ..policy import BadMessage, DecodeStats, ErrorPolicy, as_dead_letter_batch
-from .._frontend import (FrontEnd, as_array, check_mode_options, counted_stretch, decode_entry, drive_fast_path, exclusive, init_invalid_utf8, as_binary_chunk, as_pylist, check_extras, is_binary_array,
+from ..policy import BadMessage, as_dead_letter_batch
+from .._frontend import (FrontEnd, as_array, check_mode_options, drive_fast_path, exclusive, as_binary_chunk, as_pylist, is_binary_array,
                          finish_rows, with_kafka_fields)
 from ..tables import OTHER_TABLES, TableBatches, TableRouter, check_tables, split_table
 from ..timezones import get_zone, local_table
@@ -165,8 +165,7 @@ class SimpleDecoder(FrontEnd):
                  invalid_utf8: str = "replace", on_error: str = "fail", old_image: bool = False,
                  on_schema_change: str = "fail", schema_version: int | None = None,
                  tables: dict | None = None, unlisted: str = "skip", implementation: str | None = None):
-        self.stats = DecodeStats()
-        self._policy = ErrorPolicy(on_error, self.stats, self._set_aside_held)
+        self._init_front(on_error, invalid_utf8, implementation, self._set_aside_held)
         self._auto = isinstance(schema, str) and schema == "auto"
         if self._auto:
             schema = None
@@ -182,8 +181,6 @@ class SimpleDecoder(FrontEnd):
             raise ValueError("encoding must be 'json' or 'avro'")
         if on_hold_overflow not in ("raise", "emit"):
             raise ValueError("on_hold_overflow must be 'raise' or 'emit'")
-        init_invalid_utf8(self, invalid_utf8)
-        self._router = None
         if tables is not None:
             self._init_tables(check_tables(tables, unlisted, table=table, schema=schema, schema_optional=True),
                               unlisted, dict(
@@ -201,7 +198,6 @@ class SimpleDecoder(FrontEnd):
         self._old_image = bool(old_image)
         get_zone(timezone)
         self.encoding = encoding
-        self.implementation = _impl.resolve(implementation)
         self.hold_max_rows, self.hold_max_bytes = int(hold_max_rows), int(hold_max_bytes)
         self.on_hold_overflow = on_hold_overflow
         self.claim_check_resolver = claim_check_resolver
@@ -233,7 +229,6 @@ class SimpleDecoder(FrontEnd):
         """One typed decoder per table (and a generic one for ``unlisted="generic"``), fed by
         ``TableRouter``; ``state`` (from ``state()``) gives each its table's held messages."""
         self.encoding = options["encoding"]
-        self.implementation = _impl.resolve(options["implementation"])
         held = {}
         for h in (state or {}).get("held", ()):
             held.setdefault(tuple(h["key"][:2]), []).append(h)
@@ -417,26 +412,6 @@ class SimpleDecoder(FrontEnd):
     def _core_text_counter(self) -> int:
         return getattr(self._rows, "invalid_utf8_replaced", 0)
 
-    @decode_entry
-    def decode(self, keys, values, *, partitions=None, offsets=None) -> pa.RecordBatch:
-        """Decode one batch of Kafka messages (simple-protocol keys are nil and ignored).
-
-        All or nothing: if it raises, the schema cache and the hold queue are as before the call,
-        so the same batch can be retried (or skipped) without duplicated or lost rows.  (Their
-        changes are logged and undone on failure: the cost of a call does not grow with the
-        number of rows held or schemas known.)"""
-        self._check_batch(keys, values)
-        if self._router is not None:
-            return self._router.decode(keys, values, partitions, offsets)
-        self._part_begin(values)
-        try:
-            out = self._policy.run(counted_stretch(self, self._decode_batch), keys, values, partitions, offsets)
-        except BaseException:
-            self._part_rollback(None)
-            raise
-        self._part_commit()
-        return out
-
     def _undo_to(self, schemas: int, held: int | None) -> None:
         for key in reversed(self._schema_undo[schemas:]):
             del self._schemas[key]
@@ -462,12 +437,9 @@ class SimpleDecoder(FrontEnd):
             raise
 
     def _decode(self, keys, values, partitions, offsets) -> pa.RecordBatch:
-        n = len(values)
-        if keys is not None and len(keys) != n:
-            raise DecodeError(f"{len(keys)} keys but {n} values")
+        n = self._check_stretch(keys, values, partitions, offsets)
         parts = as_array(partitions, pa.int32()) if partitions is not None else None
         offs = as_array(offsets, pa.int64()) if offsets is not None else None
-        check_extras(n, parts, offs)
         if self.implementation == "cython" and self._compression == "none" and is_binary_array(values):
             # zero copy: the core reads the Arrow buffers; only messages it leaves become bytes
             arr = as_binary_chunk(values)
