@@ -218,6 +218,7 @@ cdef int _avro_maps(SimplePlan self, Cur* c, DmlInfo* d, Err* err) noexcept nogi
     """The data and old maps, each in the MapMode its row needs."""
     cdef int64_t idx
     cdef int k, which, mode, rc
+    cdef int streamed = self._streamed_image(d.plan, d.op) if self.core.typed else -1
     self.core.names.len = 0
     self.core.images[IMG_U].present = 0
     self.core.images[IMG_P].present = 0
@@ -234,7 +235,7 @@ cdef int _avro_maps(SimplePlan self, Cur* c, DmlInfo* d, Err* err) noexcept nogi
             d.has_data = 1
         else:
             d.has_old = 1
-        mode = _map_mode(self, d, which)
+        mode = _map_mode(self, d, which, streamed)
         if mode == MAP_STREAM or mode == MAP_RENDER:
             d.streamed = 1            # builders are written as the map is read
         if mode == MAP_STREAM:
@@ -245,8 +246,9 @@ cdef int _avro_maps(SimplePlan self, Cur* c, DmlInfo* d, Err* err) noexcept nogi
     return 0
 
 
-cdef inline int _map_mode(SimplePlan self, const DmlInfo* d, int which) noexcept nogil:
-    """How the map `which` (IMG_U: data, IMG_P: old) of this row is read."""
+cdef inline int _map_mode(SimplePlan self, const DmlInfo* d, int which, int streamed) noexcept nogil:
+    """How the map `which` (IMG_U: data, IMG_P: old) of this row is read (`streamed`: the image
+    a typed row streams, SimplePlan._streamed_image)."""
     if not self.core.typed:
         if self.no_stream:
             return MAP_IMAGE
@@ -254,9 +256,12 @@ cdef inline int _map_mode(SimplePlan self, const DmlInfo* d, int which) noexcept
         if (which == IMG_U and d.op == OP_DELETE) or (which == IMG_P and d.op == OP_INSERT):
             return MAP_CHECK
         return MAP_RENDER
-    if which == self._streamed_image(d.plan, d.op):
+    if which == streamed:
         return MAP_STREAM
-    return MAP_CHECK if not self._own_table(d.plan) else MAP_IMAGE
+    # another table's row, or the other map of a streamed row without a `_before` column
+    if (streamed >= 0 and not self.core.with_old_image) or not self._own_table(d.plan):
+        return MAP_CHECK
+    return MAP_IMAGE
 
 
 # ------------------------------------------------------------------ a map
