@@ -190,7 +190,8 @@ cdef struct DmlInfo:
     int ck_fault           # CK_* of the first checksum member of a wrong form (JSON), CK_OK if none
     int op
     int plan
-    int streamed           # the typed targets were written while the map was read (_stream_target)
+    int streamed           # builders were written while a map was read (typed targets: _stream_target;
+                           # simple Avro's generic maps too): a row to drop should the message not end in one
     # byte offsets of the envelope values an error may name (the last copy of a repeated member)
     Py_ssize_t type_at, commit_ts_at, build_ts_at, schema_version_at, table_id_at, ck_fault_at
 
