@@ -1016,12 +1016,11 @@ cdef class AvroPlan:
                 else _avro_bit(c, b, off, &iv, err)
             if rc < 0:
                 return -1
-            conv.failed = 0
-            rc = render_int(vals, &iv, f.type_lo, f.type_hi, off, &conv, err)
-            if rc == RC_FAILED and conv.failed:
+            if not int_in_range(&iv, f.type_lo, f.type_hi):
+                fail_at(&conv, off, "integer out of range")
                 self._defer_at(self.render_rank, f, &conv)
                 return 0
-            return rc
+            return render_int(vals, &iv, err)
         elif g == GEN_TEXT:
             if avro_string(c, &raw, err) < 0:
                 return -1

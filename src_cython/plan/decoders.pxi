@@ -50,15 +50,11 @@ cdef inline int decode_real(PlanCore core, int dec, int j, double x) noexcept no
     return 0 if fix_push(&core.t_fix[j], &x, sizeof(x)) == 0 else RC_NO_MEMORY
 
 
-cdef inline int render_int(VarCol* vals, const IntVal* iv, int64_t lo, uint64_t hi, Py_ssize_t off,
-                           Err* conv, Err* err) noexcept nogil:
-    """GEN_INT: an integer in the column type's range [lo, hi] as the map entry's text: 0,
-    RC_FAILED with `conv` set (out of range, nothing written), or an error of `err`."""
+cdef inline int render_int(VarCol* vals, const IntVal* iv, Err* err) noexcept nogil:
+    """GEN_INT: an integer (the caller has checked it against its column type's range) as the
+    map entry's text."""
     cdef char txt[24]
-    cdef int n
-    if not int_in_range(iv, lo, hi):
-        return fail_at(conv, off, "integer out of range")
-    n = int_to_text(iv, txt)
+    cdef int n = int_to_text(iv, txt)
     if buf_append_short(&vals.data, txt, n) < 0:
         return _oom(err)
     return _close(vals, 1, err)

@@ -500,15 +500,15 @@ cdef inline int _render_text(SimplePlan self, Cur* c, int g, ColEntry* e, int64_
     cdef uint64_t hi
     cdef double x
     cdef Span val
-    cdef Err conv
     cdef int rc
     if g == GEN_INT:
         if avro_long(c, &lv, err) < 0:
             return -1
         _sav_integer(lv, idx, e.t, e.f, &iv)
         int_range(e.t, e.f, &lo, &hi)
-        rc = render_int(vals, &iv, lo, hi, e.v.off, &conv, err)
-        return _restream_if_failed(rc)
+        if not int_in_range(&iv, lo, hi):
+            return RUN_RESTREAM           # the image path words the error
+        return _restream_if_failed(render_int(vals, &iv, err))
     if g == GEN_TEXT:
         if avro_string(c, &val, err) < 0:
             return -1
