@@ -4,7 +4,7 @@
 One extension module assembled from the folders beside this file:
 framing/ (cursor over message bytes), json/ (span scanner), values/ (number, text and temporal
 codecs), arrow/ (column builders handed to pyarrow zero-copy), plan/ (the protocol-neutral plan every
-protocol's plan holds: targets, builders, row images, converters), open/, simple/, avro/ (the
+protocol's plan holds: targets, builders, row images, converters, the Avro readers' decoders), open/, simple/, avro/ (the
 protocols' parsers).
 """
 cimport cython
@@ -37,8 +37,10 @@ include "values/kinds.pxi"
 include "framing/capture.pxi"
 include "plan/rows.pxi"
 include "plan/core.pxi"
+include "plan/decoders.pxi"
 include "open/decode.pxi"
 include "avro/reader.pxi"
 include "simple/decode.pxi"
 include "simple/route.pxi"
+include "simple/avro.pxi"
 include "avro/decode.pxi"

@@ -63,35 +63,11 @@ cdef struct AvField:
 
 
 # Typed output: every branch of every column field of a plan whose rows are output gets one
-# decoder when the plan is compiled (_branch_decoder), from the column's type, the branch's Avro
-# kind and the target's writer.  The record walk reads the union index and hands the value to
-# that decoder, which writes the target's builder (the old image's builders inside
-# _ticdc_before); a value it cannot convert is kept as the row's deferred error.
-cdef enum FieldDecoder:
-    DEC_CHECK = 0       # read and checked, written nowhere (no target, or a row not output)
-    DEC_UNLISTED = 1    # a column the target schema lacks: checked, its place kept for
-                        # extra_columns="error"
-    DEC_NULL = 2        # the null branch: a null in the target
-    DEC_INT = 3         # long/int of an integer column into an integer target (ranges checked)
-    DEC_F64 = 4         # DOUBLE (double) or FLOAT (float) column into float64: cannot fail
-    DEC_F32 = 5         # FLOAT (float) column into float32: exact, cannot fail
-    DEC_BLOB = 6        # BLOB bytes into a binary target: the bytes themselves
-    DEC_STR = 7         # a text column's string into a string target: UTF-8 checked as a value
-    DEC_DECIMAL = 8     # DECIMAL bytes into decimal128: the limbs at once when the scale is the
-                        # target's and the digits fit its precision, else by the text rules
-    DEC_WALL = 9        # a DATE/DATETIME/TIMESTAMP string into a timestamp (TIMESTAMP made UTC)
-    DEC_TEXT_RULES = 10 # anything else: the value as the row image would hold it, converted by
-                        # the target's converter (plan/core.pxi)
-
-
-# Generic output: every branch of every column field gets one of these when the plan is
-# compiled; each writes the value's text as the next entry of the map being filled.
-cdef enum GenericDecoder:
-    GEN_RENDER = 0      # the value as the row image would hold it, rendered (PlanCore._render)
-    GEN_NULL = 1        # the null branch: a null entry
-    GEN_INT = 2         # long/int of an integer column: range-checked by type, decimal text
-    GEN_FLOAT = 3       # float/double of a FLOAT/DOUBLE column: shortest text
-    GEN_TEXT = 4        # a character column's string: itself, UTF-8 checked as a value
+# decoder (FieldDecoder, plan/decoders.pxi) when the plan is compiled (_branch_decoder), from the
+# column's type, the branch's Avro kind and the target's writer.  The record walk reads the union
+# index and hands the value to that decoder, which writes the target's builder (the old image's
+# builders inside _ticdc_before); a value it cannot convert is kept as the row's deferred error.
+# Generic output: every branch of every column field gets a GenericDecoder (_generic_decoder).
 
 
 # How a record is read: its values are written by their decoders (typed), rendered as text
@@ -453,6 +429,9 @@ cdef class AvroPlan:
         if kind == AV_BYTES and tk == K_BLOB and w == W_BINARY \
                 and b.dec_scale < 0 and f.type_code != T_NEWDECIMAL and f.type_code != T_BIT:
             return DEC_BLOB
+        if kind == AV_INT or kind == AV_LONG or kind == AV_FLOAT or kind == AV_DOUBLE \
+                or ((kind == AV_BYTES or kind == AV_FIXED) and f.type_code == T_BIT):
+            return DEC_NUMBER
         return DEC_TEXT_RULES
 
     cdef void _int_bounds(self, WPlan* p, AvField* f) noexcept:
@@ -516,8 +495,7 @@ cdef class AvroPlan:
     cdef int _decode_text_rules(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
         """DEC_TEXT_RULES: the value read as the row image would hold it (_value) and handed to
         the target's converter at once."""
-        cdef ColEntry tmp, txt_entry
-        cdef char txt[400]
+        cdef ColEntry tmp
         cdef Err conv
         cdef int rc
         cdef Py_ssize_t start = self.scratch.len
@@ -525,13 +503,35 @@ cdef class AvroPlan:
         if rc < 0:
             return rc
         conv.failed = 0
-        if tmp.v.kind == J_RAWINT or tmp.v.kind == J_RAWF64:
-            rc = self.core._convert_raw(&tmp, f.target, &txt_entry, txt, J_INT, &conv)
-            if rc == 1:
-                rc = self.core._convert(&txt_entry, f.target, &conv)
-        else:
-            rc = self.core._convert(&tmp, f.target, &conv)
+        rc = self.core._convert(&tmp, f.target, &conv)
         self.scratch.len = start
+        if rc == RC_FAILED and not conv.failed:
+            return RC_NO_MEMORY
+        return self._deferred(rc, f.target, f, &conv)
+
+    cdef int _decode_number(self, Cur* c, AvField* f, AvBranch* b, Py_ssize_t off, Err* err) noexcept nogil:
+        """DEC_NUMBER: an int/long, float/double or BIT's bytes read as its value and handed to
+        the shared number decoders (plan/decoders.pxi), which write it or convert its text."""
+        cdef ColEntry e
+        cdef IntVal iv
+        cdef double x
+        cdef Err conv
+        cdef int rc
+        _field_entry(&e, self.wplans[self.cur_plan].names.data + f.name_off, f,
+                     <int>(f - self.wplans[self.cur_plan].fields), off)
+        conv.failed = 0
+        if b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
+            if _avro_column_real(c, f, b, off, &x, err) < 0:
+                return -1
+            rc = decode_real_value(self.core, &e, x, f.target, &conv)
+        else:
+            if b.kind == AV_INT or b.kind == AV_LONG:
+                rc = _avro_int(c, f, b, off, &iv, err)
+            else:
+                rc = _avro_bit(c, b, off, &iv, err)
+            if rc < 0:
+                return -1
+            rc = decode_int_value(self.core, &e, &iv, f.target, &conv)
         if rc == RC_FAILED and not conv.failed:
             return RC_NO_MEMORY
         return self._deferred(rc, f.target, f, &conv)
@@ -596,7 +596,6 @@ cdef class AvroPlan:
         cdef int j = f.target, dec = b.dec
         cdef Py_ssize_t off = c.pos - c.start
         cdef double f64
-        cdef float f32
         cdef Span raw
         cdef Err conv
         cdef int64_t lv
@@ -617,7 +616,7 @@ cdef class AvroPlan:
         if dec == DEC_F64:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
-            return 0 if fix_push(&self.core.t_fix[j], &f64, sizeof(f64)) == 0 else RC_NO_MEMORY
+            return decode_real(self.core, DEC_F64, j, f64)
         if dec == DEC_WALL:
             return self._decode_wall(c, f, off, err)
         if dec == DEC_DECIMAL:
@@ -625,8 +624,9 @@ cdef class AvroPlan:
         if dec == DEC_F32:
             if _avro_real(c, b, off, &f64, err) < 0:
                 return -1
-            f32 = <float>f64                     # a float read as a double: exact
-            return 0 if fix_push(&self.core.t_fix[j], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
+            return decode_real(self.core, DEC_F32, j, f64)
+        if dec == DEC_NUMBER:
+            return self._decode_number(c, f, b, off, err)
         if dec == DEC_TEXT_RULES:
             return self._decode_text_rules(c, f, b, off, err)
         if dec == DEC_BLOB:
@@ -1006,20 +1006,21 @@ cdef class AvroPlan:
         cdef Span raw
         cdef Err conv
         cdef double x
-        cdef char txt[48]
-        cdef int rc, n, g = b.gen
+        cdef int rc, g = b.gen
         cdef Py_ssize_t off = c.pos - c.start
         if var_push(keys, p.names.data + f.name_off, f.name_len) < 0:
             return _oom(err)
         self.core.cols.count[self.render_col] = self.core.cols.count[self.render_col] + 1
         if g == GEN_INT:
-            if _avro_int(c, f, b, off, &iv, err) < 0:
+            rc = _avro_int(c, f, b, off, &iv, err) if b.kind == AV_INT or b.kind == AV_LONG \
+                else _avro_bit(c, b, off, &iv, err)
+            if rc < 0:
                 return -1
             if not int_in_range(&iv, f.type_lo, f.type_hi):
                 fail_at(&conv, off, "integer out of range")
                 self._defer_at(self.render_rank, f, &conv)
                 return 0
-            n = int_to_text(&iv, txt)
+            return render_int(vals, &iv, err)
         elif g == GEN_TEXT:
             if avro_string(c, &raw, err) < 0:
                 return -1
@@ -1029,21 +1030,12 @@ cdef class AvroPlan:
                 return 0
             return rc
         elif g == GEN_FLOAT:
-            if _avro_real(c, b, off, &x, err) < 0:
+            if _avro_column_real(c, f, b, off, &x, err) < 0:
                 return -1
-            if f.type_code == T_FLOAT:
-                if isinf(<float>x):
-                    return fail_at(err, off, "number out of range")
-                n = float_text(<double><float>x, 32, 0, txt)
-            else:
-                n = float_text(x, 64, 0, txt)
+            return render_real(vals, x, 32 if f.type_code == T_FLOAT else 64, 0, err)
         elif g == GEN_NULL:
             return _close(vals, 0, err)
-        else:
-            return self._render_other(c, f, b, vals, off, err)
-        if buf_append_short(&vals.data, txt, n) < 0:
-            return _oom(err)
-        return _close(vals, 1, err)
+        return self._render_other(c, f, b, vals, off, err)
 
     cdef int _render_other(self, Cur* c, AvField* f, AvBranch* b, VarCol* vals, Py_ssize_t off,
                            Err* err) noexcept nogil:
@@ -1096,10 +1088,9 @@ cdef class AvroPlan:
         return rc
 
     cdef int _value(self, Cur* c, AvField* f, AvBranch* b, Span* v, int check, Err* err) noexcept nogil:
-        """Read one Avro value into a span: strings point into the input; integers and floats
-        are kept as their values (J_RAWINT / J_RAWF64: what generic output renders and the text
-        rules convert); every other kind is written as text into the scratch (offset spans,
-        fixed up after the record).  `check`: only read and checked, no text written."""
+        """Read one Avro value into a span as the row image would hold it: strings point into
+        the input; every other kind is written as text into the scratch (offset spans, fixed up
+        after the record).  `check`: only read and checked, no text written."""
         cdef int64_t lv
         cdef Py_ssize_t start
         if b.kind == AV_STRING:
@@ -1110,7 +1101,7 @@ cdef class AvroPlan:
             v.in_scratch = 0
             return 0
         if b.kind == AV_INT or b.kind == AV_LONG or b.kind == AV_FLOAT or b.kind == AV_DOUBLE:
-            return self._value_number(c, f, b, v, err)
+            return self._value_number(c, f, b, v, check, err)
         if buf_reserve(&self.scratch, 400) < 0:
             return _oom(err)
         start = self.scratch.len
@@ -1139,54 +1130,53 @@ cdef class AvroPlan:
             return 0
         return self._value_bytes(c, f, b, v, check, err)
 
-    cdef inline int _value_number(self, Cur* c, AvField* f, AvBranch* b, Span* v, Err* err) noexcept nogil:
-        """_value of an int/long (as sign and magnitude) or float/double (its bits, a FLOAT
-        column's narrowed to float32); generic output of other column types: their text."""
+    cdef inline int _value_number(self, Cur* c, AvField* f, AvBranch* b, Span* v, int check,
+                                  Err* err) noexcept nogil:
+        """_value of an int/long (its decimal text, span kind J_INT) or float/double (its
+        shortest text, a FLOAT column's as float32)."""
         cdef IntVal iv
-        cdef float f32
         cdef double f64
-        cdef int tn, bits
+        cdef int tn
         cdef Py_ssize_t start
         if b.kind == AV_INT or b.kind == AV_LONG:
             if _avro_int(c, f, b, v.off, &iv, err) < 0:
                 return -1
-            if self.core.typed or TYPE_KIND[f.type_code] == K_INT or TYPE_KIND[f.type_code] == K_UINT:
-                # generic output renders integer columns from the value too (PlanCore._render_raw)
-                _raw_int_span(v, iv.neg, iv.mag)
-                return 0
-        else:
-            if _avro_real(c, b, v.off, &f64, err) < 0:
-                return -1
-            bits = 32 if f.type_code == T_FLOAT else 64
-            if bits == 32:
-                f32 = <float>f64
-                if isinf(f32):
-                    return fail_at(err, v.off, "number out of range")
-                f64 = f32
-            if self.core.typed or f.type_code == T_FLOAT or f.type_code == T_DOUBLE:
-                v.kind = J_RAWF64
-                v.neg = 0
-                v.in_scratch = 0
-                v.p = NULL
-                memcpy(&v.n, &f64, 8)
-                return 0
+        elif _avro_column_real(c, f, b, v.off, &f64, err) < 0:
+            return -1
+        if check:
+            v.kind = J_NULL
+            return 0
         if buf_reserve(&self.scratch, 400) < 0:
             return _oom(err)
         start = self.scratch.len
         if b.kind == AV_INT or b.kind == AV_LONG:
             tn = int_to_text(&iv, <char*>(self.scratch.data + start))
-            v.kind = J_INT
         else:
-            tn = float_text(f64, bits, 0, <char*>(self.scratch.data + start))
+            tn = float_text(f64, 32 if f.type_code == T_FLOAT else 64, 0, <char*>(self.scratch.data + start))
         span_in_scratch(v, start, tn)
+        if b.kind == AV_INT or b.kind == AV_LONG:
+            v.kind = J_INT
         self.scratch.len += tn
         return 0
 
     cdef int _value_bytes(self, Cur* c, AvField* f, AvBranch* b, Span* v, int check, Err* err) noexcept nogil:
-        """_value of bytes/fixed: a DECIMAL's text, a BIT's value, other bytes as base64."""
+        """_value of bytes/fixed: a DECIMAL's text, a BIT's value as decimal text (span kind
+        J_INT), other bytes as base64."""
         cdef Span raw
-        cdef Py_ssize_t k, start = self.scratch.len
-        cdef uint64_t u
+        cdef Py_ssize_t start = self.scratch.len
+        cdef IntVal iv
+        cdef int tn
+        if f.type_code == T_BIT:
+            if _avro_bit(c, b, v.off, &iv, err) < 0:
+                return -1
+            if check:
+                v.kind = J_NULL
+                return 0
+            tn = int_to_text(&iv, <char*>(self.scratch.data + start))
+            span_in_scratch(v, start, tn)
+            v.kind = J_INT
+            self.scratch.len += tn
+            return 0
         if b.kind == AV_FIXED:
             if c.end - c.pos < b.size:
                 return fail(err, c, "truncated Avro fixed")
@@ -1203,19 +1193,6 @@ cdef class AvroPlan:
             if raw.n > 90:
                 return fail_at(err, v.off, "decimal wider than 720 bits")
             v.kind = J_NULL
-            return 0
-        if f.type_code == T_BIT:
-            k = 0
-            while k < raw.n and raw.p[k] == 0:
-                k += 1
-            if raw.n - k > 8:
-                return fail_at(err, v.off, "BIT value longer than 64 bits")
-            u = 0
-            while k < raw.n:
-                u = (u << 8) | raw.p[k]
-                k += 1
-            # an unsigned integer like any other (BIT's kind): kept as its value, never as text
-            _raw_int_span(v, 0, u)
             return 0
         if check:
             v.kind = J_NULL
@@ -1488,19 +1465,13 @@ cdef int _generic_decoder(const AvField* f, const AvBranch* b) noexcept nogil:
         return GEN_NULL
     if (b.kind == AV_INT or b.kind == AV_LONG) and (tk == K_INT or tk == K_UINT):
         return GEN_INT
+    if (b.kind == AV_BYTES or b.kind == AV_FIXED) and f.type_code == T_BIT:
+        return GEN_INT
     if (b.kind == AV_FLOAT or b.kind == AV_DOUBLE) and (f.type_code == T_FLOAT or f.type_code == T_DOUBLE):
         return GEN_FLOAT
     if b.kind == AV_STRING and is_character_text(f.type_code, f.flags):
         return GEN_TEXT
     return GEN_RENDER
-
-
-cdef inline void _raw_int_span(Span* v, int neg, uint64_t mag) noexcept nogil:
-    v.kind = J_RAWINT
-    v.neg = neg
-    v.in_scratch = 0
-    v.n = <Py_ssize_t>mag
-    v.p = NULL
 
 
 cdef inline void _field_entry(ColEntry* e, const uint8_t* name, const AvField* f, int k,
@@ -1550,6 +1521,46 @@ cdef inline int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* ou
         return -1
     if isinf(out[0]) or isnan(out[0]):
         return fail_at(err, off, "NaN or infinite float")
+    return 0
+
+
+cdef inline int _avro_column_real(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_t off,
+                                  double* out, Err* err) noexcept nogil:
+    """_avro_real of column f: a FLOAT column's value narrowed to float32 (out of its range: an
+    error)."""
+    cdef float f32
+    if _avro_real(c, b, off, out, err) < 0:
+        return -1
+    if f.type_code == T_FLOAT:
+        f32 = <float>out[0]
+        if isinf(f32):
+            return fail_at(err, off, "number out of range")
+        out[0] = f32
+    return 0
+
+
+cdef int _avro_bit(Cur* c, const AvBranch* b, Py_ssize_t off, IntVal* iv, Err* err) noexcept nogil:
+    """A BIT column's bytes/fixed (big-endian, leading zero bytes allowed) as an unsigned integer."""
+    cdef Span raw
+    cdef Py_ssize_t k = 0
+    cdef uint64_t u = 0
+    if b.kind == AV_FIXED:
+        if c.end - c.pos < b.size:
+            return fail(err, c, "truncated Avro fixed")
+        raw.p = c.pos
+        raw.n = b.size
+        c.pos += b.size
+    elif avro_string(c, &raw, err) < 0:
+        return -1
+    while k < raw.n and raw.p[k] == 0:
+        k += 1
+    if raw.n - k > 8:
+        return fail_at(err, off, "BIT value longer than 64 bits")
+    while k < raw.n:
+        u = (u << 8) | raw.p[k]
+        k += 1
+    iv.neg = 0
+    iv.mag = u
     return 0
 
 

@@ -719,29 +719,6 @@ cdef class PlanCore:
             n[0] = self.tmp2.len
         return 0
 
-    cdef int _render_raw(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
-        """Generic text of a binary number (an Avro long of an integer column, a float/double of
-        a FLOAT/DOUBLE column): range-checked and written once, never through text and back."""
-        cdef IntVal iv
-        cdef int64_t lo
-        cdef uint64_t hi
-        cdef double x
-        cdef char txt[48]
-        cdef int n
-        if e.v.kind == J_RAWINT:
-            iv.neg = e.v.neg
-            iv.mag = <uint64_t>e.v.n
-            int_range(e.t, e.f, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
-                return fail_at(err, e.v.off, "integer out of range")
-            n = int_to_text(&iv, txt)
-        else:
-            memcpy(&x, &e.v.n, 8)
-            n = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
-        if buf_append_short(&out.data, txt, n) < 0:
-            return _oom(err)
-        return _close(out, 1, err)
-
     cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         """Generic output: the value as text (docs/open-protocol.md)."""
         cdef int kind = TYPE_KIND[e.t]
@@ -759,8 +736,6 @@ cdef class PlanCore:
             return _close(out, 0, err)
         if kind == K_NULL:
             return fail_at(err, s.off, "type NULL with a non-null value")
-        if s.kind == J_RAWINT or s.kind == J_RAWF64:
-            return self._render_raw(e, out, err)
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
             if s.kind == J_STR:
                 return self._push_value_text(out, s, err)
@@ -1198,53 +1173,6 @@ cdef class PlanCore:
         if rc < 0:
             return rc
         return fail_at(err, e.v.off, why)
-
-    cdef int _convert_raw(self, const ColEntry* e, int j, ColEntry* tmp, char* txt, int int_kind,
-                          Err* err) noexcept nogil:
-        """A raw Avro number (J_RAWINT / J_RAWF64) into a numeric target: 0 written, RC_FAILED or
-        RC_NO_MEMORY;
-        1: the target needs the text rules, and `tmp` now holds the value as text (`txt`, at
-        least 400 bytes; integers get span kind `int_kind`)."""
-        cdef int w = self.writers[j]
-        cdef IntVal iv
-        cdef int64_t lo
-        cdef uint64_t hi
-        cdef double x
-        cdef float f
-        cdef int tn
-        cdef uint64_t limbs[2]
-        if e.v.kind == J_RAWINT:
-            iv.neg = e.v.neg
-            iv.mag = <uint64_t>e.v.n
-            if W_INT8 <= w <= W_UINT64:
-                return self._push_target_int(j, &iv, e.t, e.f, e.v.off, err)
-            int_range(e.t, e.f, &lo, &hi)
-            if not int_in_range(&iv, lo, hi):
-                return fail_at(err, e.v.off, "integer out of range")
-            if w == W_DECIMAL128 and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM) \
-                    and _int_to_decimal128(&iv, self.precisions[j], self.scales[j], limbs) == 0:
-                return 0 if fix_push(&self.t_fix[j], limbs, sizeof(limbs)) == 0 else _oom(err)
-            tn = int_to_text(&iv, txt)
-        else:
-            memcpy(&x, &e.v.n, 8)
-            if w == W_FLOAT64 and (e.t == T_FLOAT or e.t == T_DOUBLE):
-                return 0 if fix_push(&self.t_fix[j], &x, sizeof(x)) == 0 else _oom(err)
-            if w == W_FLOAT32 and (e.t == T_FLOAT or e.t == T_DOUBLE):
-                f = <float>x
-                if isinf(f) or <double>f != x:
-                    return fail_at(err, e.v.off, "value not exact as float32")
-                return 0 if fix_push(&self.t_fix[j], &f, sizeof(f)) == 0 else _oom(err)
-            tn = float_text(x, 32 if e.t == T_FLOAT else 64, 0, txt)
-        # the text form, for string/decimal/bool targets and for errors worded like the twin's
-        tmp[0] = e[0]
-        tmp.v.p = <const uint8_t*>txt
-        tmp.v.n = tn
-        tmp.v.kind = int_kind if e.v.kind == J_RAWINT else J_STR
-        tmp.v.esc = 0
-        tmp.v.ascii = 1
-        tmp.v.neg = 0
-        tmp.v.in_scratch = 0
-        return 1
 
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
         return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)

@@ -42,13 +42,6 @@ cdef int image_make_room(Image* img) noexcept nogil:
 
 
 cdef enum:
-    # Avro readers in typed mode: numbers travel raw in the span (n holds the bits, neg the
-    # sign), not as text
-    J_RAWINT = 20
-    J_RAWF64 = 21
-
-
-cdef enum:
     IMG_U = 0
     IMG_P = 1
     IMG_D = 2

@@ -70,28 +70,6 @@ cdef char ENV_KEY_QUOTED_BUF[16 * 24]
 quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTED_BUF, sizeof(ENV_KEY_QUOTED_BUF), ENV_KEY_QUOTED)
 
 
-# How _avro_map keeps a map's values: in the row image (generic rows, maps the typed targets do not
-# come from), streamed into the typed targets, or only read and checked (a typed decoder's rows of
-# other tables, which it drops: no text forms are made for them)
-cdef enum:
-    MAP_IMAGE = 0
-    MAP_STREAM = 1
-    MAP_CHECK = 2
-
-
-# How a streamed Avro map value of a column goes to its typed target, chosen when the table plan is
-# compiled (as the Avro protocol's D_* kinds): straight from the binary value when the union
-# branch is the one named here (or null), else through a row entry and the converters
-cdef enum:
-    SD_NONE = 0
-    SD_INT = 1         # long / UnsignedBigint → an integer target (range-checked)
-    SD_DOUBLE = 2      # DOUBLE column, double branch → float64
-    SD_FLOAT = 3       # FLOAT column, float branch → float64 (exact)
-    SD_FLOAT32 = 4     # FLOAT column, float branch → float32
-    SD_TEXT = 5        # character column, string branch → string (UTF-8 under the invalid_utf8 option)
-    SD_DECIMAL = 6     # DECIMAL column, string branch → decimal128/256
-    SD_WALL = 7        # DATE/DATETIME/TIMESTAMP column, string branch → timestamp (TIMESTAMP: in the decoder's zone)
-
 # Where a streamed string value (JSON, or an Avro string branch) of a column goes, chosen when the
 # table plan is compiled: the steps of SimplePlan._convert that a string without a zone would
 # take for this (column type, target writer), skipped
@@ -171,7 +149,8 @@ cdef struct TablePlan:
     int* at                  # per image slot and column: its entry index in that image
     int* tcol                # per typed target: the column that fills it, -1 if none
     uint8_t* name_kind       # per column: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
-    uint8_t* direct          # per column: SD_* of its streamed Avro values
+    uint8_t* dec             # per column and Avro union branch (SAV_*): its FieldDecoder
+    uint8_t* gen             # per column and Avro union branch: its GenericDecoder
     uint8_t* string_route    # per column: SR_* of its streamed string values
 
 
@@ -211,7 +190,8 @@ cdef struct DmlInfo:
     int ck_fault           # CK_* of the first checksum member of a wrong form (JSON), CK_OK if none
     int op
     int plan
-    int streamed           # the typed targets were written while the map was read (_stream_target)
+    int streamed           # builders were written while a map was read (typed targets: _stream_target;
+                           # simple Avro's generic maps too): a row to drop should the message not end in one
     # byte offsets of the envelope values an error may name (the last copy of a repeated member)
     Py_ssize_t type_at, commit_ts_at, build_ts_at, schema_version_at, table_id_at, ck_fault_at
 
@@ -304,7 +284,8 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.at)
     free(p.tcol)
     free(p.name_kind)
-    free(p.direct)
+    free(p.dec)
+    free(p.gen)
     free(p.string_route)
     buf_free(&p.names)
     buf_free(&p.quoted)
@@ -458,9 +439,10 @@ cdef class SimplePlan:
         p.at = <int*>calloc(2 * n, sizeof(int))
         p.tcol = <int*>malloc(max(self.core.ntargets, 1) * sizeof(int))
         p.name_kind = <uint8_t*>calloc(n, 1)
-        p.direct = <uint8_t*>calloc(n, 1)
+        p.dec = <uint8_t*>calloc(n * SAV_BRANCHES, 1)
+        p.gen = <uint8_t*>calloc(n * SAV_BRANCHES, 1)
         p.string_route = <uint8_t*>calloc(n, 1)
-        if not (p.name_kind and p.direct and p.string_route and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
+        if not (p.name_kind and p.dec and p.gen and p.string_route and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
             no_memory("the column arrays of a table plan")
@@ -496,12 +478,13 @@ cdef class SimplePlan:
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
-                p.direct[j] = self._direct_kind(col.type_code, col.flags, p.col_target[j])
                 p.string_route[j] = self._string_route(col.type_code, col.flags, p.col_target[j])
             # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
             # never matched byte for byte
             if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
                 p.name_kind[j] = 1 if col.name.isascii() else 2
+            if self.avro:
+                _sav_compile_column(self, p, j)
             p.seq[j] = -1
             s = <Py_ssize_t>(h & <uint64_t>(p.slot_cap - 1))
             while p.slot[s].col >= 0:
@@ -527,29 +510,6 @@ cdef class SimplePlan:
         p.name_off[ncols] = p.names.len
         _build_key_slots(p)
         return 0
-
-    cdef int _direct_kind(self, int t, uint32_t flags, int tj):
-        """SD_* of a column of type t whose values go to typed target tj: the kinds whose value
-        and errors are exactly those of the row entry → converter path for that branch."""
-        cdef int w = self.core.writers[tj]
-        cdef int kind = TYPE_KIND[t]
-        if not self.avro:
-            return SD_NONE
-        if (kind == K_INT or kind == K_UINT) and t != T_BIT and W_INT8 <= w <= W_UINT64:
-            return SD_INT
-        if t == T_DOUBLE and w == W_FLOAT64:
-            return SD_DOUBLE
-        if t == T_FLOAT and w == W_FLOAT64:
-            return SD_FLOAT
-        if t == T_FLOAT and w == W_FLOAT32:
-            return SD_FLOAT32
-        if kind == K_DECIMAL and (w == W_DECIMAL128 or w == W_DECIMAL256):
-            return SD_DECIMAL
-        if (kind == K_DATE or kind == K_DATETIME or kind == K_TIMESTAMP) and w == W_TIMESTAMP:
-            return SD_WALL
-        if _plain_text_target(t, flags, w):
-            return SD_TEXT
-        return SD_NONE
 
     cdef int _string_route(self, int t, uint32_t flags, int tj):
         """SR_* of a column of type t whose values go to typed target tj (the ladder of
@@ -916,28 +876,7 @@ cdef class SimplePlan:
         c.end = p + n
         err.part = PART_VALUE
         if self.avro:
-            rows = colset_rows(&self.core.cols, CS_OP)
-            replaced = self.core.invalid_utf8_replaced
-            _dml_start(&d)
-            rc = self._avro_dml(&c, &d, err)
-            if rc == RUN_OK:
-                rc = self._emit_dml(&d, msg, err)
-            if rc != RUN_OK and d.streamed:
-                # the row is dropped whatever comes next: the message is decoded again (after a
-                # stop for a zone, or here), or its failure is handled without a row
-                self._drop_streamed_row(rows, replaced)
-            if rc == RUN_RESTREAM:
-                # the image path gives the twin's answer.  Other failures need no second reading:
-                # what streaming wrote converted without fault, so the image path would fail
-                # the same way.
-                self.rows_read_again += 1
-                _message_again(&c, &d, err, msg)
-                self.no_stream = 1
-                rc = self._avro_dml(&c, &d, err)
-                if rc == RUN_OK:
-                    rc = self._emit_dml(&d, msg, err)
-                self.no_stream = 0
-            return rc
+            return _avro_message(self, &c, msg, err)
         else:
             _dml_start(&d)
             # Go's encoding/json always writes valid UTF-8 here: anything else is malformed
@@ -1430,330 +1369,6 @@ cdef class SimplePlan:
         e.v = val[0]
         return 0
 
-    # ---- Avro
-    cdef int _avro_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
-        cdef int64_t v, idx
-        cdef int streamed, which, k, rc
-        cdef bint other_table
-        cdef Span s
-        cdef const uint8_t* at
-        if c.pos >= c.end or c.pos[0] != 2 * AVRO_MESSAGE_BRANCH:
-            return RUN_STOP
-        c.pos += 1
-        at = c.pos
-        if avro_long(c, &v, err) < 0:                     # type: enum of the 4 message kinds
-            return -1
-        if v < 0 or v > AVRO_TYPE_DML:
-            c.pos = at
-            return fail(err, c, "Avro enum index out of range")
-        if v != AVRO_TYPE_DML:
-            return RUN_STOP
-        if avro_union(c, AVRO_TYPE_DML + 1, &idx, err) < 0:  # payload: union of the 4 kinds
-            return -1
-        if idx != AVRO_TYPE_DML:
-            return RUN_STOP
-        if avro_long(c, &v, err) < 0:                     # version
-            return -1
-        if avro_string(c, &d.database, err) < 0 or avro_string(c, &d.table, err) < 0:
-            return -1
-        d.table_id_at = c.pos - c.start
-        if avro_long(c, &v, err) < 0:
-            return -1
-        d.table_id = <uint64_t>v
-        d.has_table_id = 1
-        at = c.pos
-        d.type_at = c.pos - c.start
-        if avro_long(c, &v, err) < 0:                     # type: DMLType enum
-            return -1
-        if v < 0 or v > 2:
-            c.pos = at
-            return fail(err, c, "Avro enum index out of range")
-        d.op = <int>v
-        d.commit_ts_at = c.pos - c.start
-        if avro_long(c, &v, err) < 0:
-            return -1
-        d.commit_ts = <uint64_t>v
-        d.has_commit_ts = 1
-        d.build_ts_at = c.pos - c.start
-        if avro_long(c, &v, err) < 0:
-            return -1
-        d.build_ts = <uint64_t>v
-        d.has_build_ts = 1
-        d.schema_version_at = c.pos - c.start
-        if avro_long(c, &v, err) < 0:
-            return -1
-        d.schema_version = <uint64_t>v
-        d.has_version = 1
-        d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
-        if d.plan < 0:
-            return RUN_STOP
-        if avro_union(c, 2, &idx, err) < 0:                  # claimCheckLocation
-            return -1
-        if idx == 1 and avro_string(c, &d.ccl, err) < 0:
-            return -1
-        if avro_union(c, 2, &idx, err) < 0:                  # handleKeyOnly
-            return -1
-        if idx == 1:
-            if c.pos >= c.end:
-                return fail(err, c, "truncated Avro boolean")
-            if c.pos[0] > 1:
-                return fail(err, c, "invalid Avro boolean")
-            d.hko = c.pos[0]
-            c.pos += 1
-        if avro_union(c, 2, &idx, err) < 0:                  # checksum
-            return -1
-        if idx == 1:
-            d.has_ck = 1
-            if avro_long(c, &v, err) < 0:
-                return -1
-            d.ck_version = v
-            if c.pos >= c.end:
-                return fail(err, c, "truncated Avro boolean")
-            if c.pos[0] > 1:
-                return fail(err, c, "invalid Avro boolean")
-            d.ck_corrupted = c.pos[0]
-            c.pos += 1
-            if avro_long(c, &v, err) < 0:
-                return -1
-            d.ck_current = <uint64_t>v & 0xFFFFFFFFULL
-            if avro_long(c, &v, err) < 0:
-                return -1
-            d.ck_previous = <uint64_t>v & 0xFFFFFFFFULL
-        if self.stop_on_claim_check and d.ccl.kind == J_STR:
-            return RUN_STOP
-        self.core.names.len = 0
-        self.core.images[IMG_U].present = 0
-        self.core.images[IMG_P].present = 0
-        # Text forms of Avro values go to a scratch buffer that may move while the message is
-        # read: spans hold scratch offsets (in_scratch) until the message is done.
-        self.avro_scratch.len = 0
-        # the map the typed targets come from is streamed into them; another table's row is only
-        # checked
-        streamed = self._streamed_image(d.plan, d.op)
-        other_table = self.core.typed and not self._own_table(d.plan)
-        for k in range(2):
-            if avro_union(c, 2, &idx, err) < 0:
-                return -1
-            if idx == 1:
-                which = IMG_U if k == 0 else IMG_P
-                if k == 0:
-                    d.has_data = 1
-                else:
-                    d.has_old = 1
-                if which == streamed:
-                    d.streamed = 1
-                    self._stream_start()
-                rc = self._avro_map(c, &self.plans[d.plan], &self.core.images[which],
-                                    MAP_STREAM if which == streamed else MAP_CHECK if other_table else MAP_IMAGE, err)
-                if rc != 0:
-                    return rc
-        if c.pos != c.end:
-            return fail(err, c, "trailing bytes after the Avro message")
-        if not (d.has_data or d.has_old):
-            return fail(err, c, "DML without data or old")
-        for k in range(2):
-            fix_scratch_spans(&self.core.images[IMG_U if k == 0 else IMG_P], self.avro_scratch.data)
-        return RUN_OK
-
-    cdef int _avro_map(self, Cur* c, TablePlan* p, Image* img, int keep, Err* err) noexcept nogil:
-        cdef int64_t count, size, idx, lv
-        cdef int j, dup, rc, tj
-        cdef ColEntry* e
-        cdef Span loc, val
-        cdef float f32
-        cdef double f64
-        cdef char* out
-        cdef Py_ssize_t start
-        cdef int tn
-        cdef IntVal iv
-        cdef Py_ssize_t pos = 0
-        cdef bint stream = keep == MAP_STREAM
-        cdef bint raw = keep == MAP_CHECK        # no text forms: the row is dropped
-        self._image_start(p, img)
-        while True:
-            if avro_long(c, &count, err) < 0:
-                return -1
-            if count == 0:
-                break
-            if count < 0:
-                if count == INT64_MIN_ or avro_long(c, &size, err) < 0:
-                    return fail(err, c, "invalid Avro map block") if not err.failed else -1
-                count = -count
-            if count > c.end - c.pos:
-                return fail(err, c, "Avro map block count exceeds the bytes left")
-            while count > 0:
-                count -= 1
-                if img.n == img.cap and image_make_room(img) < 0:
-                    return _oom(err)
-                e = &img.cols[img.n]
-                if avro_string(c, &e.name, err) < 0:
-                    return -1
-                e.name_off = -1
-                e.name_len = e.name.n
-                e.hash = 0
-                j = self._resolve_map_key(p, pos, e.name.p, e.name.n, c.end)
-                pos += 1
-                if j < 0:
-                    set_column(err, e.name.p, e.name.n)
-                    return fail_at(err, e.name.off, "column is not in the message's schema version")
-                e.col = j
-                e.t = p.type_code[j]
-                e.f = p.flags[j]
-                e.has_t = 1
-                e.zone = -1
-                e.v.off = c.pos - c.start
-                e.v.esc = 0
-                e.v.ascii = 1
-                e.v.in_scratch = 0
-                if avro_union(c, SAV_BRANCHES, &idx, err) < 0:
-                    set_column(err, e.name.p, e.name.n)
-                    return -1
-                if stream and p.direct[j] != SD_NONE:
-                    rc = self._stream_direct(c, p, e, idx, err)
-                    if rc <= 0:
-                        if rc < 0:
-                            return rc
-                        continue
-                    if rc != 1:
-                        return rc
-                if buf_reserve(&self.avro_scratch, 400) < 0:
-                    return _oom(err)
-                start = self.avro_scratch.len
-                out = <char*>(self.avro_scratch.data + start)
-                if idx == SAV_NULL:
-                    e.v.kind = J_NULL
-                    e.v.neg = 0      # not a scratch span (entries are reused across messages)
-                    e.v.in_scratch = 0
-                elif idx == SAV_LONG or idx == SAV_UNSIGNED_BIGINT:        # long, UnsignedBigint{value: long}
-                    if avro_long(c, &lv, err) < 0:
-                        return -1
-                    _sav_integer(lv, idx, e.t, e.f, &iv)
-                    tj = p.col_target[j] if self.core.typed else -1
-                    if raw or (not self.core.typed or (tj >= 0 and W_INT8 <= self.core.writers[tj] <= W_UINT64)) \
-                            and (TYPE_KIND[e.t] == K_INT or TYPE_KIND[e.t] == K_UINT or TYPE_KIND[e.t] == K_ENUM):
-                        # straight into the integer target, or rendered once as generic text
-                        e.v.kind = J_RAWINT
-                        e.v.neg = iv.neg
-                        e.v.in_scratch = 0
-                        e.v.n = <Py_ssize_t>iv.mag
-                        e.v.p = NULL
-                    else:
-                        tn = int_to_text(&iv, out)
-                        span_in_scratch(&e.v, start, tn)
-                        self.avro_scratch.len += tn
-                elif idx == SAV_FLOAT or idx == SAV_DOUBLE:        # float, double
-                    if avro_real(c, idx == SAV_FLOAT, &f64, err) < 0:
-                        return -1
-                    if isinf(f64) or isnan(f64):
-                        set_column(err, e.name.p, e.name.n)
-                        return fail_at(err, e.v.off, "NaN or infinite float")
-                    tj = p.col_target[j] if self.core.typed else -1
-                    if raw or (not self.core.typed or (tj >= 0 and (self.core.writers[tj] == W_FLOAT64
-                                                                    or self.core.writers[tj] == W_FLOAT32))) \
-                            and ((e.t == T_DOUBLE and idx == SAV_DOUBLE) or (e.t == T_FLOAT and idx == SAV_FLOAT)):
-                        e.v.kind = J_RAWF64     # the text would parse back to exactly this value
-                        e.v.neg = 0
-                        e.v.in_scratch = 0
-                        e.v.p = NULL
-                        memcpy(&e.v.n, &f64, 8)
-                    else:
-                        # rendered by the column's type, as the JSON protocol sends it: a float
-                        # branch in a DOUBLE column is the float32 widened (exact), not its float32 text
-                        tn = float_text(f64, 32 if e.t == T_FLOAT else 64, 1, out)
-                        span_in_scratch(&e.v, start, tn)
-                        self.avro_scratch.len += tn
-                elif idx == SAV_STRING:                    # string
-                    if avro_string(c, &e.v, err) < 0:
-                        return -1
-                    e.v.ascii = 0                 # raw Avro text: UTF-8 is checked when used
-                elif idx == SAV_BYTES:                    # bytes → base64 text, as the JSON encoding sends
-                    if avro_string(c, &val, err) < 0:
-                        return -1
-                    if raw:
-                        e.v = val
-                    else:
-                        if b64_encode(val.p, val.n, &self.avro_scratch) < 0:
-                            return _oom(err)
-                        span_in_scratch(&e.v, start, self.avro_scratch.len - start)
-                else:                             # SAV_TIMESTAMP: Timestamp{location, value}
-                    if avro_string(c, &loc, err) < 0 or avro_string(c, &val, err) < 0:
-                        return -1
-                    val.ascii = 0
-                    rc = self._set_timestamp(e, &loc, &val, err)
-                    if rc != 0:
-                        return rc
-                if stream:
-                    rc = self._stream_target(p, e, start, err)
-                    if rc != 0:
-                        return rc
-                elif not raw and self._dedupe_column(p, img, e) == 0:
-                    img.n += 1
-        if stream and self._stream_end() < 0:
-            return _oom(err)
-        return 0
-
-    cdef inline int _stream_direct(self, Cur* c, TablePlan* p, ColEntry* e, int64_t idx,
-                                   Err* err) noexcept nogil:
-        """A streamed map value of an SD_* column, read from its union branch `idx` straight
-        into the column's target: 0 written, 1 another branch (the row entry path reads it),
-        RUN_RESTREAM (a repeated column, or a value that fails: the image path decides), -1 with
-        `err` set, or RC_NO_MEMORY."""
-        cdef int j = e.col
-        cdef int tj = p.col_target[j]
-        cdef int dk = p.direct[j]
-        cdef int rc
-        cdef int64_t lv
-        cdef IntVal iv
-        cdef double f64
-        cdef float f32
-        cdef Span val
-        if idx == SAV_NULL:
-            pass
-        elif dk == SD_INT:
-            if idx != SAV_LONG and idx != SAV_UNSIGNED_BIGINT:
-                return 1
-        elif dk == SD_DOUBLE:
-            if idx != SAV_DOUBLE:
-                return 1
-        elif dk == SD_TEXT or dk == SD_DECIMAL or dk == SD_WALL:
-            if idx != SAV_STRING:
-                return 1
-        elif idx != SAV_FLOAT:
-            return 1
-        if self.target_gen[tj] == self.row_gen:
-            return RUN_RESTREAM
-        self.target_gen[tj] = self.row_gen
-        if idx == SAV_NULL:
-            return self.core._push_target_null(tj)
-        if dk == SD_TEXT:
-            if avro_string(c, &val, err) < 0:
-                return -1
-            rc = self.core._push_value_text(&self.core.t_var[tj], &val, err)
-            return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
-        if dk == SD_DECIMAL or dk == SD_WALL:
-            if avro_string(c, &val, err) < 0:
-                return -1
-            if dk == SD_DECIMAL:
-                rc = self.core._push_decimal_text(tj, val.p, val.n, e.v.off, err)
-            else:
-                rc = self.core._push_wall_text(tj, val.p, val.n, TYPE_KIND[e.t], e.v.off, err)
-            return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
-        if dk == SD_INT:
-            if avro_long(c, &lv, err) < 0:
-                return -1
-            _sav_integer(lv, idx, e.t, e.f, &iv)
-            rc = self.core._push_target_int(tj, &iv, e.t, e.f, e.v.off, err)
-            return 0 if rc == 0 else (rc if rc == RC_NO_MEMORY else RUN_RESTREAM)
-        if avro_real(c, dk != SD_DOUBLE, &f64, err) < 0:
-            return -1
-        if isinf(f64) or isnan(f64):
-            set_column(err, e.name.p, e.name.n)
-            return fail_at(err, e.v.off, "NaN or infinite float")
-        if dk == SD_FLOAT32:
-            f32 = <float>f64                     # a float widened to a double: exact
-            return 0 if fix_push(&self.core.t_fix[tj], &f32, sizeof(f32)) == 0 else RC_NO_MEMORY
-        return 0 if fix_push(&self.core.t_fix[tj], &f64, sizeof(f64)) == 0 else RC_NO_MEMORY
-
     cdef inline void _drop_streamed_row(self, Py_ssize_t rows, long long replaced) noexcept nogil:
         """Cut the column set back to the row count before a streamed row, and take back what its
         text counted as replaced."""
@@ -1916,14 +1531,6 @@ cdef class SimplePlan:
             return _close(out, 0, err)
         if e.zone >= 0:
             return self._utc_text(e, out, err)
-        if s.kind == J_RAWINT:
-            return self.core._render_raw(e, out, err)
-        if s.kind == J_RAWF64:       # the simple protocol writes floats plain, never with an exponent
-            memcpy(&x, &s.n, 8)
-            n = float_text(x, 32 if kind == K_FLOAT32 else 64, 1, txt)
-            if buf_append_short(&out.data, txt, n) < 0:
-                return _oom(err)
-            return _close(out, 1, err)
         if s.kind != J_STR:
             return fail_at(err, s.off, "expected a string value")
         if kind == K_INT or kind == K_UINT or kind == K_ENUM:
@@ -2035,12 +1642,6 @@ cdef class SimplePlan:
         cdef float f
         cdef ColEntry tmp
         cdef char txt[400]
-        if e.v.kind == J_RAWINT or e.v.kind == J_RAWF64:
-            # only made for integer/float targets, which never need the text form
-            r = self.core._convert_raw(e, j, &tmp, txt, J_STR, err)
-            if r != 1:
-                return r
-            return self._convert(&tmp, j, err)
         if e.zone >= 0:
             if w == W_STRING:
                 return self._utc_text(e, &self.core.t_var[j], err)
@@ -2210,20 +1811,6 @@ cdef void _push_py_int(FixCol* col, object v, int width):
     else:
         x = v
         fix_push(col, &x, sizeof(x))
-
-
-cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, IntVal* iv) noexcept nogil:
-    """The integer a simple-Avro long (or UnsignedBigint) stands for in a column of type t: TiCDC
-    casts a uint64 (BIGINT UNSIGNED, BIT, SET bitmasks) to int64, so those are read back as
-    unsigned."""
-    iv.neg = 0
-    if idx == SAV_UNSIGNED_BIGINT or t == T_BIT or t == T_SET or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)):
-        iv.mag = <uint64_t>lv
-    elif lv < 0:
-        iv.neg = 1
-        iv.mag = <uint64_t>(-(lv + 1)) + 1
-    else:
-        iv.mag = <uint64_t>lv
 
 
 cdef inline bint _plain_text_target(int t, uint32_t flags, int w) noexcept nogil:
