@@ -18,7 +18,6 @@ from ..arrow_types import old_image_column
 from ..errors import DecodeError
 from .._json_where import column_name, locate
 from .. import convert
-from ..convert import _unknown_type
 from ..timezones import local_table, wall_to_utc_us
 from .messages import field_at, parse_message
 
@@ -116,9 +115,7 @@ def _strings(text, timestamp_object=None):
 
 def _string_text(col):
     """Generic text of a column's string value, by the column's type."""
-    kind = C.TYPE_KIND.get(col.type_code)
-    if kind is None:
-        return _unknown_type(col.type_code)
+    kind = C.TYPE_KIND[col.type_code]      # a TableSchema's columns have known types
     if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
         lo, hi = _int_range(col)
         return lambda v: str(V.parse_int(v.encode("utf-8", "surrogateescape"), lo, hi))
