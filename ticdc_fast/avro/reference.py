@@ -17,7 +17,7 @@ from .. import values as V
 from .._avro_binary import AvroError, Reader
 from ..arrow_types import old_image_column
 from ..errors import DecodeError
-from ..convert import convert_typed, render_text
+from ..convert import text_decoder, typed_decoder
 from ..values import to_float32
 from .schema import (AV_BOOLEAN, AV_BYTES, AV_DOUBLE, AV_ENUM, AV_FIXED, AV_FLOAT, AV_INT, AV_LONG,
                      AV_NULL, AV_RECORD, AV_STRING, EXTENSIONS)
@@ -47,56 +47,129 @@ def decimal_text(raw: bytes, scale: int) -> str:
     return "-" + text if unscaled < 0 else text
 
 
-def read_value(r: Reader, field, b):
-    """One column value of branch ``b`` (the reader after any union index) in the open protocol's
-    value form; problems with the value itself are ``ValueProblem``s (reported at its start)."""
+# ----------------------------------------------------------------------------- column decoders
+# Every branch of every column field gets a reader, and every column field its output decoder,
+# when a writer schema's plan is compiled for this output (_RecordPlan), as the core's
+# _branch_decoder chooses one per branch: the record walk reads the union index and hands the
+# value to that branch's reader; the image's values go through their columns' decoders once the
+# record is read.
+
+def _branch_reader(field, b):
+    """The reader of one branch of a column: the value, in the open protocol's value form;
+    problems with the value itself are ``ValueProblem``s (reported at its start)."""
     kind = b.kind
     if kind == AV_NULL:
-        return None
+        return lambda r: None
     if kind == AV_STRING:
         # invalid UTF-8 is kept as surrogate escapes: the invalid_utf8 policy applies where the
-        # text is rendered (ticdc_fast.convert: render_text / convert_typed)
-        return r.raw().decode("utf-8", "surrogateescape")
+        # text is rendered (ticdc_fast.convert's decoders)
+        return lambda r: r.raw().decode("utf-8", "surrogateescape")
     if kind == AV_ENUM:
-        return b.symbols[r.enum(len(b.symbols))]
+        symbols, n = b.symbols, len(b.symbols)
+        return lambda r: symbols[r.enum(n)]
     if kind == AV_BOOLEAN:
-        return int(r.boolean())
+        return lambda r: int(r.boolean())
     if kind == AV_INT or kind == AV_LONG:
-        at = r.pos
-        v = r.int32(at) if kind == AV_INT else r.long()
+        read = (lambda r: r.int32(r.pos)) if kind == AV_INT else (lambda r: r.long())
         if field.type_code == C.T_LONGLONG and field.flags & C.FLAG_UNSIGNED:
-            return v & _MASK64   # long mode: TiCDC casts the uint64 to int64
-        return v
+            return lambda r: read(r) & _MASK64   # long mode: TiCDC casts the uint64 to int64
+        return read
     if kind == AV_FLOAT or kind == AV_DOUBLE:
+        return _float_reader(kind, field.type_code == C.T_FLOAT)
+    return _bytes_reader(field, b)
+
+
+def _float_reader(kind: int, float32: bool):
+    def read_float(r: Reader) -> float:
         v = r.float32() if kind == AV_FLOAT else r.float64()
         if math.isinf(v) or math.isnan(v):
             raise V.ValueProblem("NaN or infinite float")
-        if field.type_code == C.T_FLOAT:
+        if float32:
             try:
                 v = to_float32(v)
             except V.ValueProblem:
                 raise V.ValueProblem("number out of range") from None
         return v
-    raw = r.fixed(b.size) if kind == AV_FIXED else r.raw()
+    return read_float
+
+
+def _bytes_reader(field, b):
+    """bytes/fixed (and any other kind, read as bytes): DECIMAL text, a BIT's integer, else the
+    bytes as base64."""
+    size = b.size if b.kind == AV_FIXED else None
     if field.type_code == C.T_NEWDECIMAL:
-        return decimal_text(raw, b.decimal[1] if b.decimal is not None else field.scale)
-    if field.type_code == C.T_BIT:
-        digits = raw.lstrip(b"\x00")
-        if len(digits) > 8:
-            raise V.ValueProblem("BIT value longer than 64 bits")
-        return int.from_bytes(digits, "big")
-    return base64.b64encode(raw).decode("ascii")
+        scale = b.decimal[1] if b.decimal is not None else field.scale
+        value = lambda raw: decimal_text(raw, scale)   # noqa: E731
+    elif field.type_code == C.T_BIT:
+        value = _bit_value
+    else:
+        value = lambda raw: base64.b64encode(raw).decode("ascii")   # noqa: E731
+    if size is None:
+        return lambda r: value(r.raw())
+    return lambda r: value(r.fixed(size))
+
+
+def _bit_value(raw: bytes) -> int:
+    digits = raw.lstrip(b"\x00")
+    if len(digits) > 8:
+        raise V.ValueProblem("BIT value longer than 64 bits")
+    return int.from_bytes(digits, "big")
+
+
+_ROLE_COLUMN, _ROLE_EXTENSION, _ROLE_BEFORE = 0, 1, 2
+
+
+class _RecordPlan:
+    """One record's fields with their decoders, compiled once per (writer schema, output):
+    ``fields`` holds per field (field, role, per-branch readers, the column's output decoder,
+    per-branch plans of the _ticdc_before record).  The output decoder is the typed decoder of
+    the target of the field's name (None: no target) or the generic text decoder."""
+    __slots__ = ("fields",)
+
+    def __init__(self, fields, cfg, top: bool = True):
+        targets = None if cfg.targets is None else {t.name: t for t in cfg.targets}
+        self.fields = []
+        for f in fields:
+            role = _ROLE_COLUMN
+            if top and f.name == "_ticdc_before":
+                role = _ROLE_BEFORE
+            elif top and f.name in EXTENSIONS:
+                role = _ROLE_EXTENSION
+            readers = decoder = before = None
+            if role == _ROLE_BEFORE:
+                before = [_RecordPlan(b.fields, cfg, top=False) if b.kind == AV_RECORD else None
+                          for b in f.branches]
+            elif role == _ROLE_COLUMN:
+                readers = [_branch_reader(f, b) for b in f.branches]
+                decoder = _output_decoder(f, targets, cfg.timezone)
+            self.fields.append((f, role, readers, decoder, before))
+
+
+def _output_decoder(f, targets, tz):
+    if targets is None:
+        return text_decoder(f.type_code, f.flags)
+    t = targets.get(f.name)
+    return None if t is None else typed_decoder(t, f.type_code, f.flags, tz)
 
 
 class ReferenceAvroRows:
     def __init__(self, cfg):
         self.cfg = cfg
         self.schemas = {}
+        self.plans = {}         # schema id -> the _RecordPlan of its writer schema for this output
         self.rows = []
         self._extra_checked = set()
 
     def register(self, ws) -> None:
         self.schemas[ws.schema_id] = ws
+        self.plans.pop(ws.schema_id, None)
+
+    def _plan(self, schema_id: int):
+        """The compiled plan of a registered writer schema (compiled when first used)."""
+        plan = self.plans.get(schema_id)
+        if plan is None:
+            plan = self.plans[schema_id] = _RecordPlan(self.schemas[schema_id].fields, self.cfg)
+        return plan
 
     def reset(self):
         self.rows = []
@@ -106,38 +179,41 @@ class ReferenceAvroRows:
 
     # ---------------------------------------------------------------- records
     def _record(self, data: bytes, i: int, part: str, info: _RecInfo | None):
-        """The writer schema and the image (``[(field, value, byte offset)]``) of one framed
-        record, and the _ticdc_before image (or None)."""
+        """The writer schema and the image (``[(field, value, byte offset, output decoder)]``)
+        of one framed record, and the _ticdc_before image (or None)."""
         if len(data) < 5:
             raise DecodeError("truncated Confluent header", i, 0, part=part)
-        ws = self.schemas[int.from_bytes(data[1:5], "big", signed=True)]
+        schema_id = int.from_bytes(data[1:5], "big", signed=True)
+        ws = self.schemas[schema_id]
         r = Reader(data, 5)
         img, before = [], None
         try:
-            before = self._fields(r, ws.fields, img, info, i, part)
+            before = self._fields(r, self._plan(schema_id), img, info, i, part)
         except AvroError as exc:
             raise DecodeError(exc.reason, i, exc.offset, getattr(exc, "column", None), part=part) from None
         if r.pos != len(data):
             raise DecodeError("trailing bytes after the Avro record", i, r.pos, part=part)
         return ws, img, before
 
-    def _fields(self, r: Reader, fields, img: list, info, i: int, part: str, top: bool = True):
-        """Read a record's fields in order into ``img``; returns the _ticdc_before image."""
+    def _fields(self, r: Reader, plan: _RecordPlan, img: list, info, i: int, part: str):
+        """Read a record's fields in order into ``img``, each value by its branch's reader;
+        returns the _ticdc_before image."""
         before = None
-        for f in fields:
+        for f, role, readers, decoder, before_plans in plan.fields:
             try:
-                b = f.branches[r.union(len(f.branches))] if f.is_union else f.branches[0]
+                bi = r.union(len(f.branches)) if f.is_union else 0
+                b = f.branches[bi]
             except AvroError as exc:
                 exc.column = f.name
                 raise
-            if top and f.name == "_ticdc_before":
+            if role == _ROLE_BEFORE:
                 if b.kind == AV_RECORD:
                     before = []
-                    self._fields(r, b.fields, before, None, i, part, top=False)
+                    self._fields(r, before_plans[bi], before, None, i, part)
                 elif b.kind != AV_NULL:
                     raise AvroError("unexpected _ticdc_before branch", r.pos)
                 continue
-            if top and f.name in EXTENSIONS:
+            if role == _ROLE_EXTENSION:
                 try:
                     _extension(r, f, b, info)
                 except AvroError as exc:
@@ -146,7 +222,7 @@ class ReferenceAvroRows:
                 continue
             at = r.pos
             try:
-                img.append((f, read_value(r, f, b), at))
+                img.append((f, readers[bi](r), at, decoder))
             except AvroError as exc:
                 exc.column = f.name
                 raise
@@ -229,7 +305,7 @@ class ReferenceAvroRows:
             return
         if cfg.targets is not None and cfg.extra_columns == "error" and ws.schema_id not in self._extra_checked:
             wanted = {t.name for t in cfg.targets}
-            for f, _, at in (after if after is not None else before) or ():
+            for f, _, at, _ in (after if after is not None else before) or ():
                 if f.name not in wanted:
                     raise DecodeError("column is not in the target schema", i, at, f.name, part="value")
             self._extra_checked.add(ws.schema_id)
@@ -247,13 +323,7 @@ class ReferenceAvroRows:
                 if img is None:
                     row[name] = None
                     continue
-                entries = []
-                for f, v, at in img:
-                    try:
-                        entries.append((f.name, render_text(f.type_code, f.flags, v)))
-                    except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), i, at, f.name, part="value") from None
-                row[name] = entries
+                row[name] = _entries(img, i)
         else:
             img = after if after is not None else before
             row["typed"] = dict(zip([t.name for t in cfg.targets], self._typed_image(img, i)))
@@ -262,8 +332,9 @@ class ReferenceAvroRows:
         self.rows.append(row)
 
     def _typed_image(self, img, i) -> list:
-        """One image (None: none) as the target columns' values, in target order."""
-        have = {f.name: (f, v, at) for f, v, at in img or ()}
+        """One image (None: none) as the target columns' values, in target order, each through
+        its column's decoder."""
+        have = {e[0].name: e for e in img or ()}
         out = []
         for t in self.cfg.targets:
             got = have.get(t.name)
@@ -271,7 +342,7 @@ class ReferenceAvroRows:
                 out.append(None)
                 continue
             try:
-                out.append(convert_typed(t, got[0].type_code, got[0].flags, got[1], self.cfg.timezone))
+                out.append(got[3](got[1]))
             except V.ValueProblem as exc:
                 raise DecodeError(str(exc), i, got[2], t.name, part="value") from None
         return out
@@ -287,6 +358,18 @@ class ReferenceAvroRows:
         self.rows = []
         return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_OLD_IMAGE
                 else pa.array(cols[f.name], f.type) for f in fields], msg
+
+
+def _entries(img, i: int) -> list:
+    """Generic output: one image's (name, text) map entries, each value through its column's
+    text decoder."""
+    entries = []
+    for f, v, at, decoder in img:
+        try:
+            entries.append((f.name, None if v is None else decoder(v)))
+        except V.ValueProblem as exc:
+            raise DecodeError(str(exc), i, at, f.name, part="value") from None
+    return entries
 
 
 def _extension(r: Reader, f, b, info: _RecInfo | None) -> None:

@@ -19,7 +19,7 @@ from .._json_fallback import stdlib_loads
 from ..errors import DecodeError
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES
 from .framing import decompress_event_values
-from ..convert import NEG_ZERO, _is_int, convert_typed, render_text
+from ..convert import NEG_ZERO, Decoders, _is_int
 from .._json_where import JSONSyntax, column_name, locate, members, object_syntax, skip_ws
 
 _U64 = 8
@@ -520,21 +520,22 @@ def iter_row_columns(keys, values, table: str, compression: str = "none"):
 
 
 # ----------------------------------------------------------------------------- decoding
-def _typed_image(image, cfg, by_name, i, vstart, value: bytes, which: str) -> list:
+def _typed_image(image, cfg, decoders, i, vstart, value: bytes, which: str) -> list:
     """One image (None: none; member ``which`` of the event ``value``) as the target columns'
-    values, in target order."""
+    values, in target order: each column's value through the decoder of its target and type."""
     present = {}
+    names = decoders.names
     for name, tc, fl, v in image or ():
-        if name in by_name:
+        if name in names:
             present[name] = (tc, fl, v, name)
     out = []
-    for target in cfg.targets:
+    for j, target in enumerate(cfg.targets):
         got = present.get(target.name)
-        if got is None:
+        if got is None or got[2] is None:
             out.append(None)
             continue
         try:
-            out.append(convert_typed(target, got[0], got[1], got[2], cfg.timezone))
+            out.append(decoders.typed_for(j, got[0], got[1])(got[2]))
         except V.ValueProblem as exc:
             raise value_error(exc, i, vstart, value, which, got[3]) from None
     return out
@@ -567,7 +568,8 @@ class _Rows:
         self.row_id, self.ptn, self.hko, self.ccl, self.before_incomplete = [], [], [], [], []
         self.typed_cols = [[] for _ in (cfg.targets or ())]
         self.old_images = []      # typed, old_image=True: per row the converted old image or None
-        self.by_name = {t.name: (j, t) for j, t in enumerate(cfg.targets or ())}
+        # the column decoders of this output, per (target, type code, flags) as the wire has it
+        self.decoders = Decoders(cfg.targets, cfg.timezone)
 
     def add(self, i: int, kd: dict, value: bytes, vstart: int, routed: bool = False) -> None:
         """Parse the event's value and add its row.  ``routed``: a router chose this typed
@@ -583,11 +585,11 @@ class _Rows:
             if t != C.MSG_ROW and not cfg.control_events:
                 return
             image = (a, "u") if a is not None else (b, before)
-            for j, v in enumerate(_typed_image(image[0], cfg, self.by_name, i, vstart, value, image[1])):
+            for j, v in enumerate(_typed_image(image[0], cfg, self.decoders, i, vstart, value, image[1])):
                 self.typed_cols[j].append(v)
             if cfg.old_image:
                 self.old_images.append(None if b is None else
-                                       _typed_image(b, cfg, self.by_name, i, vstart, value, before))
+                                       _typed_image(b, cfg, self.decoders, i, vstart, value, before))
         else:
             self.schema_col.append(scm)
             self.table_col.append(tbl)
@@ -598,13 +600,7 @@ class _Rows:
                 if img is None:
                     out.append(None)
                     continue
-                entries = []
-                for name, tc, fl, v in img:
-                    try:
-                        entries.append((name, render_text(tc, fl, v)))
-                    except V.ValueProblem as exc:
-                        raise value_error(exc, i, vstart, value, which, name) from None
-                out.append(entries)
+                out.append(self._entries(img, i, vstart, value, which))
         self.op.append(C.OP_NAMES[code])
         self.ts.append(kd["ts"])
         self.ddl.append(q)
@@ -612,6 +608,17 @@ class _Rows:
         self.ccl.append(kd.get("ccl"))
         self.before_incomplete.append(incomplete)
         self.msg_of_row.append(i)
+
+    def _entries(self, img, i: int, vstart: int, value: bytes, which: str) -> list:
+        """Generic output: one image's (name, text) map entries, each value through the text
+        decoder of its type."""
+        entries, text_for = [], self.decoders.text_for
+        for name, tc, fl, v in img:
+            try:
+                entries.append((name, None if v is None else text_for(tc, fl)(v)))
+            except V.ValueProblem as exc:
+                raise value_error(exc, i, vstart, value, which, name) from None
+        return entries
 
     def columns(self) -> tuple[list[pa.Array], list[int]]:
         """The output columns in ``columns.OPEN_*`` order, then the message index of each row."""

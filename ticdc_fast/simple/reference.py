@@ -17,7 +17,7 @@ from .. import values as V
 from ..arrow_types import old_image_column
 from ..errors import DecodeError
 from .._json_where import column_name, locate
-from ..convert import convert_typed
+from .. import convert
 from ..timezones import local_table, wall_to_utc_us
 from .messages import field_at, parse_message
 
@@ -90,40 +90,66 @@ def _civil(days: int) -> tuple[int, int, int]:
     return y + (m <= 2), m, d
 
 
-def render_text(col, v) -> str | None:
-    """Generic output text of one simple-protocol value (JSON form; Avro values normalised first)."""
-    if v is None:
-        return None
-    code = col.type_code
-    kind = C.TYPE_KIND[code]
-    if code == C.T_TIMESTAMP and isinstance(v, dict):
-        return _utc_text(v, V.ValueProblem)
-    if not isinstance(v, str):
-        raise V.ValueProblem("expected a string value")
-    raw = v.encode("utf-8", "surrogateescape")
+# ----------------------------------------------------------------------------- column decoders
+# One per column of a TableSchema, chosen once when the schema version's plan is compiled for
+# this output (_SchemaPlan), from the column's type, the target's writer and the wire: a JSON
+# string (an Avro value normalised first), or a TIMESTAMP's {location, value} object.
+
+def _strings(text, timestamp_object=None):
+    """A column's decoder from ``text`` (its decoder of a string value) and, for a TIMESTAMP,
+    ``timestamp_object`` (of a {location, value} object); any other value is refused."""
+    if timestamp_object is None:
+        def decode(v):
+            if not isinstance(v, str):
+                raise V.ValueProblem("expected a string value")
+            return text(v)
+    else:
+        def decode(v):
+            if isinstance(v, dict):
+                return timestamp_object(v)
+            if not isinstance(v, str):
+                raise V.ValueProblem("expected a string value")
+            return text(v)
+    return decode
+
+
+def _string_text(col):
+    """Generic text of a column's string value, by the column's type."""
+    kind = C.TYPE_KIND[col.type_code]      # a TableSchema's columns have known types
     if kind in (C.K_INT, C.K_UINT, C.K_ENUM):
         lo, hi = _int_range(col)
-        return str(V.parse_int(raw, lo, hi))
+        return lambda v: str(V.parse_int(v.encode("utf-8", "surrogateescape"), lo, hi))
     if kind in (C.K_FLOAT32, C.K_FLOAT64):
         bits = 32 if kind == C.K_FLOAT32 else 64
-        return V.format_float_plain(V.parse_float_text(raw, bits), bits)
+        return lambda v: V.format_float_plain(V.parse_float_text(v.encode("utf-8", "surrogateescape"), bits), bits)
     if kind == C.K_BLOB:
-        V.b64decode_strict(raw)
-        return v
-    return V.value_text(raw)
+        def blob(v):
+            V.b64decode_strict(v.encode("utf-8", "surrogateescape"))
+            return v
+        return blob
+    return lambda v: V.value_text(v.encode("utf-8", "surrogateescape"))
 
 
-def convert_value(target, col, v, tz_default: str):
-    """Typed output of one value, converted by the column's own TableSchema type."""
-    if v is None:
-        return None
-    code = col.type_code
-    w = target.writer
-    if code == C.T_TIMESTAMP and isinstance(v, dict):
-        if w == C.W_STRING:
-            return _utc_text(v, V.ValueProblem)
-        if w != C.W_TIMESTAMP:
+def _utc_object_text(v) -> str:
+    return _utc_text(v, V.ValueProblem)
+
+
+def text_decoder(col):
+    """Generic output: the decoder of one column, its value (JSON form; Avro values normalised
+    first) → its text."""
+    return _strings(_string_text(col), _utc_object_text if col.type_code == C.T_TIMESTAMP else None)
+
+
+def _timestamp_object(w: int):
+    """A TIMESTAMP {location, value} into a target of writer ``w``."""
+    if w == C.W_STRING:
+        return _utc_object_text
+    if w != C.W_TIMESTAMP:
+        def refuse(v):
             raise V.ValueProblem("cannot convert a TIMESTAMP to this type")
+        return refuse
+
+    def to_utc(v) -> int:
         loc, value = v.get("location"), v.get("value")
         if not isinstance(loc, str) or not isinstance(value, str):
             raise V.ValueProblem("TIMESTAMP value must be {location, value} strings")
@@ -132,50 +158,102 @@ def convert_value(target, col, v, tz_default: str):
             return wall_to_utc_us(loc, wall)
         except ValueError:
             raise V.ValueProblem(_unknown_zone(loc)) from None
-    if not isinstance(v, str):
-        raise V.ValueProblem("expected a string value")
-    if w == C.W_STRING and code in (C.T_ENUM, C.T_SET) and col.elements is not None:
-        lo, hi = _int_range(col)
+    return to_utc
+
+
+def _element_text(col):
+    """An ENUM index / SET bitmask into its elements' text."""
+    lo, hi = _int_range(col)
+    elements, enum = col.elements, col.type_code == C.T_ENUM
+
+    def element_text(v) -> str:
         try:
             n = V.parse_int(v.encode(), lo, hi)
         except V.ValueProblem:
             raise V.ValueProblem("invalid ENUM/SET value") from None
-        if code == C.T_ENUM:
+        if enum:
             if n == 0:
                 return ""
-            if n > len(col.elements):
+            if n > len(elements):
                 raise V.ValueProblem("ENUM index beyond its elements")
-            return col.elements[n - 1]
-        if n >> len(col.elements):
+            return elements[n - 1]
+        if n >> len(elements):
             raise V.ValueProblem("SET bitmask beyond its elements")
-        return ",".join(e for b, e in enumerate(col.elements) if n >> b & 1)
-    if w == C.W_STRING and not col.flags & C.FLAG_BINARY:
-        return render_text(col, v)
-    if code in (C.T_FLOAT, C.T_DOUBLE) and w in (C.W_FLOAT32, C.W_FLOAT64):
-        x = V.parse_float_text(v.encode(), 32 if code == C.T_FLOAT else 64)
+        return ",".join(e for b, e in enumerate(elements) if n >> b & 1)
+    return element_text
+
+
+def _float_text(code: int, w: int):
+    """A FLOAT/DOUBLE string into a float target, exact."""
+    bits = 32 if code == C.T_FLOAT else 64
+
+    def to_float(v) -> float:
+        x = V.parse_float_text(v.encode(), bits)
         if w == C.W_FLOAT32 and V.to_float32(x) != x:
             raise V.ValueProblem("value not exact as float32")
         return x
-    return convert_typed(target, code, col.flags, v, tz_default)
+    return to_float
+
+
+def typed_decoder(target, col, tz_default: str):
+    """Typed output: the decoder of one column into ``target``, by the column's own TableSchema
+    type (``tz_default``: the server's zone, for what the open protocol's rules convert)."""
+    code, w = col.type_code, target.writer
+    if w == C.W_STRING and code in (C.T_ENUM, C.T_SET) and col.elements is not None:
+        text = _element_text(col)
+    elif w == C.W_STRING and not col.flags & C.FLAG_BINARY:
+        text = _string_text(col)
+    elif code in (C.T_FLOAT, C.T_DOUBLE) and w in (C.W_FLOAT32, C.W_FLOAT64):
+        text = _float_text(code, w)
+    else:
+        text = convert.typed_decoder(target, code, col.flags, tz_default)
+    return _strings(text, _timestamp_object(w) if code == C.T_TIMESTAMP else None)
+
+
+def avro_value_decoder(col):
+    """The Avro encoding's wire decoder of one column: its map value → the JSON protocol's
+    string form, so one set of rules applies."""
+    wrap = col.type_code in (C.T_BIT, C.T_SET) or (col.type_code == C.T_LONGLONG and col.flags & C.FLAG_UNSIGNED)
+    bits = 32 if col.type_code == C.T_FLOAT else 64
+
+    def normalise(v):
+        if v is None or isinstance(v, (str, dict)):
+            return v
+        if isinstance(v, bool):
+            raise V.ValueProblem("unexpected boolean value")
+        if isinstance(v, int):
+            return str(v & _MASK64 if wrap else v)   # TiCDC casts the uint64 to int64
+        if isinstance(v, float):
+            return V.format_float_plain(V.to_float32(v) if bits == 32 else v, bits)
+        if isinstance(v, (bytes, bytearray)):
+            return base64.b64encode(v).decode("ascii")
+        raise V.ValueProblem(f"unexpected Avro value {type(v).__name__}")
+    return normalise
 
 
 def normalise_avro_value(col, v):
-    """Avro map values → the JSON protocol's string forms, so one set of rules applies."""
-    if v is None or isinstance(v, (str, dict)):
-        return v
-    if isinstance(v, bool):
-        raise V.ValueProblem("unexpected boolean value")
-    if isinstance(v, int):
-        if col.type_code in (C.T_BIT, C.T_SET) or (col.type_code == C.T_LONGLONG and col.flags & C.FLAG_UNSIGNED):
-            v &= _MASK64   # TiCDC casts the uint64 to int64
-        return str(v)
-    if isinstance(v, float):
-        if col.type_code == C.T_FLOAT:
-            return V.format_float_plain(V.to_float32(v), 32)
-        return V.format_float_plain(v, 64)
-    if isinstance(v, (bytes, bytearray)):
-        return base64.b64encode(v).decode("ascii")
-    raise V.ValueProblem(f"unexpected Avro value {type(v).__name__}")
+    """Avro map values → the JSON protocol's string forms (one value; see avro_value_decoder)."""
+    return avro_value_decoder(col)(v)
+
+
+class _SchemaPlan:
+    """The decoders of one TableSchema for one output, compiled once: per column name its
+    column (the first of that name) and wire decoder (the Avro encoding: avro_value_decoder;
+    JSON: None), and per column the output's decoder: the text decoder (generic), or per
+    target (in target order) the decoder of its column (None: the schema has none)."""
+    __slots__ = ("columns", "text", "typed")
+
+    def __init__(self, ts, cfg):
+        avro = cfg.encoding == "avro"
+        self.columns = {}
+        for col in ts.columns:
+            self.columns.setdefault(col.name, (col, avro_value_decoder(col) if avro else None))
+        self.text = self.typed = None
+        if cfg.targets is None:
+            self.text = {name: text_decoder(col) for name, (col, _) in self.columns.items()}
+        else:
+            self.typed = [None if t.name not in self.columns else
+                          typed_decoder(t, self.columns[t.name][0], cfg.timezone) for t in cfg.targets]
 
 
 _TS_SHAPE = "TIMESTAMP value must be {location, value} strings"
@@ -203,7 +281,8 @@ class ReferenceRows:
 
     def __init__(self, cfg):
         self.cfg = cfg
-        self.plans = {}
+        self.plans = {}         # (database, table, version) -> TableSchema
+        self.compiled = {}      # (database, table, version) -> its _SchemaPlan for this output
         self.rows = []
         self.stop_on_claim_check = False
 
@@ -228,7 +307,7 @@ class ReferenceRows:
         return i
 
     def dml(self, m, msg: int, row_msg: int) -> None:
-        ts = self.plans[(m.database, m.table, m.schema_version)]
+        plan = self._plan((m.database, m.table, m.schema_version))
         cfg = self.cfg
         images, faults = [], []
         for img, key, where in ((m.data, "data", m.data_at), (m.old, "old", m.old_at)):
@@ -236,7 +315,7 @@ class ReferenceRows:
                 images.append(None)
                 continue
             try:
-                images.append(self._image(m, img, key, where, ts, msg))
+                images.append(self._image(m, img, key, where, plan, msg))
             except DecodeError as exc:
                 if where is not None:
                     raise
@@ -269,40 +348,40 @@ class ReferenceRows:
         _checksum(row, m, msg)
         if cfg.targets is None:
             for key, img in (("after", after), ("before", before)):
-                if img is None:
-                    row[key] = None
-                    continue
-                entries = []
-                for col, v, at in img:
-                    try:
-                        entries.append((col.name, render_text(col, v)))
-                    except V.ValueProblem as exc:
-                        raise DecodeError(str(exc), msg, _offset(m, at, v=v, col=col), column_name(col.name),
-                                          part="value") from None
-                row[key] = entries
+                row[key] = None if img is None else _entries(img, plan, msg, m)
         else:
             row["typed"] = dict(zip([t.name for t in cfg.targets],
-                                    self._typed_image(after if after is not None else before, msg, m)))
+                                    self._typed_image(after if after is not None else before, plan, msg, m)))
             if cfg.old_image and before is not None:
-                row["_before"] = self._typed_image(before, msg, m)
+                row["_before"] = self._typed_image(before, plan, msg, m)
         self.rows.append(row)
 
-    def _image(self, m, img: dict, key: str, where, ts, msg: int) -> list:
+    def _plan(self, key):
+        """The compiled plan of a registered schema version (compiled when first used)."""
+        plan = self.compiled.get(key)
+        if plan is None:
+            plan = self.compiled[key] = _SchemaPlan(self.plans[key], self.cfg)
+        return plan
+
+    def _image(self, m, img: dict, key: str, where, plan, msg: int) -> list:
         """One image's (column, value, place of the value): every member a column of the schema
-        version; a JSON TIMESTAMP object of the {location, value} shape."""
+        version (its wire value through the column's wire decoder); a JSON TIMESTAMP object of
+        the {location, value} shape."""
         out = []
+        columns = plan.columns
         for name, v in img.items():
             # byte offsets of the name and the value: the Avro reader records them; in JSON
             # they are found in the text when an error needs them (``at``: the path there)
             name_at, at = where[name] if where is not None else ((key, name), (key, name))
-            col = ts.column(name)
-            if col is None:
+            got = columns.get(name)
+            if got is None:
                 raise DecodeError("column is not in the message's schema version", msg,
                                   _offset(m, name_at, name=True, first=True), column_name(name),
                                   part="value")
-            if self.cfg.encoding == "avro":
+            col, wire = got
+            if wire is not None:
                 try:
-                    v = normalise_avro_value(col, v)
+                    v = wire(v)
                 except V.ValueProblem as exc:
                     raise DecodeError(str(exc), msg, at, name, part="value") from None
             out.append((col, v, at))
@@ -326,17 +405,18 @@ class ReferenceRows:
                                           part="value") from None
         return out
 
-    def _typed_image(self, image, msg: int, m) -> list:
-        """One image as the target columns' values, in target order."""
+    def _typed_image(self, image, plan, msg: int, m) -> list:
+        """One image as the target columns' values, in target order, each through the decoder
+        of its target's column."""
         img = {c.name: (c, v, at) for c, v, at in image}
         out = []
-        for t in self.cfg.targets:
+        for t, decode in zip(self.cfg.targets, plan.typed):
             got = img.get(t.name)
-            if got is None:
+            if got is None or got[1] is None:
                 out.append(None)
                 continue
             try:
-                out.append(convert_value(t, got[0], got[1], self.cfg.timezone))
+                out.append(decode(got[1]))
             except V.ValueProblem as exc:
                 raise DecodeError(str(exc), msg, _offset(m, got[2], v=got[1], col=got[0]), column_name(t.name),
                                   part="value") from None
@@ -367,6 +447,19 @@ class ReferenceRows:
         self.rows = []
         return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_OLD_IMAGE
                 else pa.array(cols[f.name], f.type) for f in fields], msg
+
+
+def _entries(img, plan, msg: int, m) -> list:
+    """Generic output: one image's (name, text) map entries, each value through its column's
+    text decoder."""
+    entries, text = [], plan.text
+    for col, v, at in img:
+        try:
+            entries.append((col.name, None if v is None else text[col.name](v)))
+        except V.ValueProblem as exc:
+            raise DecodeError(str(exc), msg, _offset(m, at, v=v, col=col), column_name(col.name),
+                              part="value") from None
+    return entries
 
 
 def _i64(v, name, msg, m):
