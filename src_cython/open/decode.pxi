@@ -34,10 +34,15 @@ cdef struct ColumnMemo:
     # The open protocol's one lookup shortcut, a position hint for column names: rows of a
     # table repeat the column sequence of its last image, and compact JSON writes each column as
     # `"name":{"t":T,"f":F,"v":` before its value, the same bytes in every row.  Position k of
-    # the image being read is compared with position k of the last one, first as the whole
-    # spelling (equal bytes: the same name, hash, target, t and f, read without a test), then as
-    # the name alone; while the names follow the memo they are distinct, so the image needs no
-    # de-duplication (ImageRead.on_memo).
+    # the image being read is compared with position k of the last one as one run of bytes
+    # (equal bytes: the same name, hash, target, t and f, read without a test); a name read
+    # otherwise that equals the memo's keeps the image on it.  While the names follow the memo
+    # they are distinct, so the image needs no de-duplication (ImageRead.on_memo).
+    # Measured gain (callgrind, OpenPlan._run, the open corpora realistic5, orders10, wide100,
+    # stream3 of benchmarks/goals.py, generic and typed): without the whole-spelling match the
+    # decode takes 14-29% more instructions (without the memo at all, 21-43% more).  A second
+    # tier matching the name alone when the spelling differs gained 0.0% and was removed, as
+    # were a separate head memo and a generation counter for the name set.
     Buf spell              # the spellings, one after another
     Buf cols               # MemoColumn per position
     Py_ssize_t n
@@ -102,10 +107,10 @@ cdef enum:
     # faults of one open-protocol column (ColEntry.bad)
     COL_FINE = 0
     COL_NOT_OBJECT = 1
-    COL_INVALID_TYPE = 2
-    COL_INVALID_FLAGS = 3
-    COL_INVALID_HANDLE = 4
-    COL_INVALID_NAME = 5
+    COL_TYPE_UNKNOWN = 2
+    COL_FLAGS_INVALID = 3
+    COL_HANDLE_INVALID = 4
+    COL_NAME_NOT_UTF8 = 5
 
 
 cdef enum ColumnRead:
@@ -119,8 +124,7 @@ cdef enum MemoMatch:
     # what position k of the column memo gave the image being read (_memo_column); errors are
     # RC_FAILED
     MEMO_MISS = 0          # nothing: cursor unchanged
-    MEMO_NAME = 1          # the name (cursor past its colon): the column object is still to read
-    MEMO_WHOLE = 2         # the whole entry, value included (cursor past the column object)
+    MEMO_WHOLE = 1         # the whole entry, value included (cursor past the column object)
 
 
 cdef enum NameSet:
@@ -157,9 +161,6 @@ cdef inline uint64_t _table_hash(const uint8_t* schema, Py_ssize_t sn, const uin
     h = fnv1a_more(h, &split, 1)
     return hash_finish(fnv1a_more(h, table, tn))
 
-
-
-cdef int MEMO_TIERS = int(__import__("os").environ.get("OPEN_MEMO_TIERS", "3"))   # MEASURE ONLY
 
 
 cdef enum:
@@ -200,8 +201,8 @@ EVENT_KEY_LEN[6] = 3
 EVENT_KEY_TEXT[7] = b"ohk"
 EVENT_KEY_LEN[7] = 3
 cdef const char* EVENT_KEY_QUOTED[8]
-cdef char EVENT_KEY_QUOTED_BYTES[8 * 8]
-quote_keys(EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS, EVENT_KEY_QUOTED_BYTES, sizeof(EVENT_KEY_QUOTED_BYTES), EVENT_KEY_QUOTED)
+cdef char EVENT_KEY_SPELLINGS[8 * 8]
+quote_keys(EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS, EVENT_KEY_SPELLINGS, sizeof(EVENT_KEY_SPELLINGS), EVENT_KEY_QUOTED)
 
 
 @cython.final
@@ -1130,7 +1131,7 @@ cdef class OpenPlan:
             self._save_memo(rd.memo, img, c.start, rd.deduped or rd.fault.any_bad)
         return 0
 
-    cdef int _image_member(self, Cur* c, Image* img, ImageRead* rd, Err* err) noexcept nogil:
+    cdef inline int _image_member(self, Cur* c, Image* img, ImageRead* rd, Err* err) noexcept nogil:
         """One member of an image: a column (its entry at img.n), or a bare member of "p"."""
         cdef ColEntry* e
         cdef Py_ssize_t k = img.n
@@ -1148,7 +1149,7 @@ cdef class OpenPlan:
             if got == MEMO_WHOLE:
                 img.n += 1
                 return 0
-        if got == MEMO_MISS and obj_key(c, &e.name, err) < 0:
+        if obj_key(c, &e.name, err) < 0:
             return RC_FAILED
         if self._entry_name(e) < 0:
             return RC_NO_MEMORY
@@ -1156,24 +1157,21 @@ cdef class OpenPlan:
             return self._bare_member(c, img, e, err)
         if self._column_object(c, e, k, err) < 0:
             return RC_FAILED
-        # a name the memo gave was valid UTF-8 when it was saved (a bad name saves no memo)
-        if not e.name.ascii and got == MEMO_MISS and not utf8_valid(self.core._name_ptr(e), e.name_len):
-            e.bad = COL_INVALID_NAME
+        if not e.name.ascii and not utf8_valid(self.core._name_ptr(e), e.name_len):
+            e.bad = COL_NAME_NOT_UTF8
             e.v.off = e.name.off
         if e.bad:
             rd.fault.any_bad = 1
-        return self._enter_column(img, rd, e, got == MEMO_NAME)
+        return self._enter_column(img, rd, e)
 
-    cdef int _memo_column(self, Cur* c, ColEntry* e, Py_ssize_t k, Err* err) noexcept nogil:
+    cdef inline int _memo_column(self, Cur* c, ColEntry* e, Py_ssize_t k, Err* err) noexcept nogil:
         """Entry k of the image being read from position k of the column memo (MemoMatch)."""
         cdef const MemoColumn* m = &(<const MemoColumn*>self.memo.cols.data)[k]
         cdef const uint8_t* spell = <const uint8_t*>self.memo.spell.data + m.at
         cdef const uint8_t* at = c.pos
         cdef HeadRef* href
         cdef int r
-        if m.kind == 0:
-            return MEMO_MISS
-        if MEMO_TIERS & 1 and m.sn > m.qn and c.end - at >= m.sn and bytes_eq(at, spell, m.sn):
+        if m.kind != 0 and m.sn > m.qn and c.end - at >= m.sn and bytes_eq(at, spell, m.sn):
             # the name, its colon and the column's head all as the table's last row wrote them
             # here (rows of a table mostly do): the entry the reading would make, without its
             # tests; another shape after the head is read again, from the name on
@@ -1192,13 +1190,7 @@ cdef class OpenPlan:
                 e.tgt = m.tgt
                 return MEMO_WHOLE
             c.pos = at
-        if not MEMO_TIERS & 2:
-            return MEMO_MISS
-        # the name alone, matched byte for byte (no string scan)
-        r = obj_key_expected(c, &e.name, spell, m.qn, m.kind == 1, err)
-        if r < 0:
-            return r
-        return MEMO_NAME if r == 1 else MEMO_MISS
+        return MEMO_MISS
 
     cdef inline int _entry_name(self, ColEntry* e) noexcept nogil:
         """The entry's name where _name_ptr finds it: unescaped into the core's names if it has
@@ -1249,7 +1241,7 @@ cdef class OpenPlan:
             return 0
         return _column_members(c, e, err)
 
-    cdef int _enter_column(self, Image* img, ImageRead* rd, ColEntry* e, int name_from_memo) noexcept nogil:
+    cdef inline int _enter_column(self, Image* img, ImageRead* rd, ColEntry* e) noexcept nogil:
         """Entry img.n, read, into the image: with the memo's hash and target while the names
         follow the memo, else through the image's name set (a repeated name replaces the earlier
         entry).  0, or RC_NO_MEMORY."""
@@ -1258,8 +1250,8 @@ cdef class OpenPlan:
         cdef int dup
         if rd.on_memo and k < rd.memo.n:
             m = &(<const MemoColumn*>rd.memo.cols.data)[k]
-            if name_from_memo or (not e.name.esc and m.qn == e.name_len + 3
-                                  and bytes_eq(<const uint8_t*>rd.memo.spell.data + m.at + 1, e.name.p, e.name_len)):
+            if not e.name.esc and m.qn == e.name_len + 3 \
+                    and bytes_eq(<const uint8_t*>rd.memo.spell.data + m.at + 1, e.name.p, e.name_len):
                 e.hash = m.hash
                 e.tgt = m.tgt
                 img.n += 1
@@ -1434,7 +1426,7 @@ cdef void _judge_column(ColEntry* e, const Span* vt, const Span* vf, const Span*
         e.t = <int>iv.mag
         e.has_t = 1
     else:
-        e.bad = COL_INVALID_TYPE
+        e.bad = COL_TYPE_UNKNOWN
         if vt.kind != J_ABSENT:
             e.v.off = vt.off
         return
@@ -1442,11 +1434,11 @@ cdef void _judge_column(ColEntry* e, const Span* vt, const Span* vf, const Span*
             and iv.mag <= 0xFFFFFFFFULL:
         e.f = <uint32_t>iv.mag
     elif not (vf.kind == J_NULL or vf.kind == J_ABSENT):
-        e.bad = COL_INVALID_FLAGS
+        e.bad = COL_FLAGS_INVALID
         e.v.off = vf.off
         return
     if not (vh.kind == J_TRUE or vh.kind == J_FALSE or vh.kind == J_NULL or vh.kind == J_ABSENT):
-        e.bad = COL_INVALID_HANDLE
+        e.bad = COL_HANDLE_INVALID
         e.v.off = vh.off
 
 
