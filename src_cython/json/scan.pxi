@@ -563,6 +563,44 @@ cdef int quote_keys(const char** texts, const Py_ssize_t* lens, int count, char*
     return 0
 
 
+cdef enum:
+    KEY_HINT_SLOTS = 16
+
+
+cdef struct KeyHint:
+    # A position hint for an object of known keys: the known key read at each member position of
+    # the last such object (-1: another key).  A producer repeats its key order, so the key at
+    # position i is first compared whole with the one found there last time (obj_key_expected).
+    int8_t at[KEY_HINT_SLOTS]
+
+
+cdef inline void key_hint_init(KeyHint* h) noexcept nogil:
+    memset(h.at, 0xFF, sizeof(h.at))
+
+
+cdef inline int hinted_key(Cur* c, Span* name, KeyHint* h, int pos, const char** texts,
+                           const Py_ssize_t* lens, const char** quoted, int count, int* kid,
+                           Err* err) noexcept nogil:
+    """obj_key for member `pos` of an object whose known keys are texts[:count] (their
+    `"name":` spellings in quoted, quote_keys): kid gets the key's index among them or -1.
+    0, or RC_FAILED as obj_key."""
+    cdef int r, k = h.at[pos] if pos < KEY_HINT_SLOTS else -1
+    if k >= 0:
+        r = obj_key_expected(c, name, <const uint8_t*>quoted[k], lens[k] + 3, 1, err)
+        if r < 0:
+            return r
+        if r == 1:
+            kid[0] = k
+            return 0
+    if obj_key(c, name, err) < 0:
+        return RC_FAILED
+    k = key_id(name, texts, lens, count)
+    if pos < KEY_HINT_SLOTS:
+        h.at[pos] = <int8_t>k
+    kid[0] = k
+    return 0
+
+
 cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:
     """After a member: 1 if another member follows (',' consumed), 0 at '}' (consumed)."""
     skip_ws(c)

@@ -17,30 +17,35 @@ cdef struct KeyInfo:
 
 
 
-cdef struct NameMemo:
-    # the column-name sequence of one table's last image: rows of a table repeat it, so a
-    # matching name reuses its hash and target and skips de-duplication (the names are distinct)
-    Buf names              # each as JSON writes it before its value, `"name":` (obj_key_expected)
-    Buf off                # Py_ssize_t per name + 1
-    Buf hash               # uint64_t per name
-    Buf tgt                # int per name
-    Buf kind               # uint8 per name: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
-    # the column object's head as TiCDC wrote it, `{"t":T[,"h":B],"f":F,"v":`, which the same
-    # column repeats in every row: equal bytes are equal t and f without parsing them again
-    Buf heads
-    Buf head_off           # Py_ssize_t per name + 1 (an empty head: the object had another shape)
-    Buf head_tf            # ColumnHead per name
-    # the name and the head as one run of bytes, `"name":{"t":T,"f":F,"v":`, which compact JSON
-    # writes without a gap: one comparison instead of two (length 0: the name needs escaping or
-    # the object had another shape)
-    Buf prefix
-    Buf prefix_off         # Py_ssize_t per name + 1
-    Py_ssize_t n
-
-
-cdef struct ColumnHead:
-    int t
+cdef struct MemoColumn:
+    # one position of a table's last image (ColumnMemo)
+    uint64_t hash
+    Py_ssize_t at          # its spelling in ColumnMemo.spell
+    Py_ssize_t qn          # the length of the name as JSON writes it before its value, `"name":`
+    Py_ssize_t sn          # the whole spelling's length: qn, plus the column object's head
+                           # `{"t":T[,"h":B],"f":F,"v":` when the column had TiCDC's own shape
     uint32_t f
+    int t
+    int tgt                # its target (typed plans; -1 none)
+    uint8_t kind           # _name_kind: 0 the name cannot be matched as raw bytes
+
+
+cdef struct ColumnMemo:
+    # The open protocol's one lookup shortcut, a position hint for column names: rows of a
+    # table repeat the column sequence of its last image, and compact JSON writes each column as
+    # `"name":{"t":T,"f":F,"v":` before its value, the same bytes in every row.  Position k of
+    # the image being read is compared with position k of the last one as one run of bytes
+    # (equal bytes: the same name, hash, target, t and f, read without a test); a name read
+    # otherwise that equals the memo's keeps the image on it.  While the names follow the memo
+    # they are distinct, so the image needs no de-duplication (ImageRead.on_memo).
+    # Measured gain (callgrind, OpenPlan._run, the open corpora realistic5, orders10, wide100,
+    # stream3 of benchmarks/goals.py, generic and typed): without the whole-spelling match the
+    # decode takes 14-29% more instructions (without the memo at all, 21-43% more).  A second
+    # tier matching the name alone when the spelling differs gained 0.0% and was removed, as
+    # were a separate head memo and a generation counter for the name set.
+    Buf spell              # the spellings, one after another
+    Buf cols               # MemoColumn per position
+    Py_ssize_t n
 
 
 cdef struct HeadRef:
@@ -54,6 +59,25 @@ cdef struct ImageFault:
     int any_bad            # some column was marked bad while reading (a later copy may clear it)
     const char* bad        # the image itself is not an object (its last copy), NULL if fine
     Py_ssize_t bad_off
+
+
+cdef struct ImageRead:
+    # the state of reading one image (OpenPlan._parse_image)
+    ColumnMemo* memo
+    ImageFault* fault
+    int on_memo            # every name so far matched the memo at its position
+    int deduped            # some name repeated (a later copy replaced the earlier entry)
+    int is_old             # the image is "p" (it may hold bare members, protocols.md E.15)
+
+
+cdef struct EventBody:
+    # what an event's value holds (OpenPlan._read_value)
+    Span q                 # a DDL's query (J_ABSENT: none)
+    int64_t qt             # a DDL's type, when has_qt
+    int has_qt
+    int op                 # OP_*
+    Image* after           # the new image, NULL none
+    Image* before          # the old image, NULL none
 
 
 cdef struct BareMember:
@@ -83,10 +107,36 @@ cdef enum:
     # faults of one open-protocol column (ColEntry.bad)
     COL_FINE = 0
     COL_NOT_OBJECT = 1
-    COL_BAD_TYPE = 2
-    COL_BAD_FLAGS = 3
-    COL_BAD_HANDLE = 4
-    COL_BAD_NAME = 5
+    COL_TYPE_UNKNOWN = 2
+    COL_FLAGS_INVALID = 3
+    COL_HANDLE_INVALID = 4
+    COL_NAME_NOT_UTF8 = 5
+
+
+cdef enum ColumnRead:
+    # what the literal reading of a column object (_column_fast, _column_value) found; errors
+    # are RC_FAILED
+    COLUMN_OTHER_SHAPE = 0 # not TiCDC's own spelling: cursor unchanged, the member loop reads it
+    COLUMN_READ = 1        # read, the cursor past its '}'
+
+
+cdef enum MemoMatch:
+    # what position k of the column memo gave the image being read (_memo_column); errors are
+    # RC_FAILED
+    MEMO_MISS = 0          # nothing: cursor unchanged
+    MEMO_WHOLE = 1         # the whole entry, value included (cursor past the column object)
+
+
+cdef enum NameSet:
+    # _dedupe_slot; RC_NO_MEMORY when the set could not grow
+    NAME_NEW = 0           # entered
+    NAME_REPEATED = 1      # an earlier entry of the name took this copy (JSON last-wins)
+
+
+cdef enum RowChoice:
+    # OpenPlan._typed_keeps; RC_NO_MEMORY when it could not tell
+    ROW_SKIP = 0           # another table's event, or a control event the plan does not write
+    ROW_KEEP = 1
 
 
 cdef const char* COL_FAULT_TEXT[6]
@@ -114,7 +164,7 @@ cdef inline uint64_t _table_hash(const uint8_t* schema, Py_ssize_t sn, const uin
 
 
 cdef enum:
-    # name memos per plan, chosen by the event's (schema, table) hash: a topic interleaving
+    # column memos per plan, chosen by the event's (schema, table) hash: a topic interleaving
     # tables keeps one memo per table instead of rebuilding one on every change of table (a
     # collision only costs the rebuild: every name is still compared byte for byte)
     MEMO_SLOTS = 16
@@ -130,7 +180,6 @@ cdef enum:
     KK_PTN = 6
     KK_OHK = 7
     EVENT_KEYS = 8
-    KSEQ_MAX = 16
 
 
 cdef const char* EVENT_KEY_TEXT[8]
@@ -152,8 +201,8 @@ EVENT_KEY_LEN[6] = 3
 EVENT_KEY_TEXT[7] = b"ohk"
 EVENT_KEY_LEN[7] = 3
 cdef const char* EVENT_KEY_QUOTED[8]
-cdef char EVENT_KEY_QUOTED_BUF[8 * 8]
-quote_keys(EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS, EVENT_KEY_QUOTED_BUF, sizeof(EVENT_KEY_QUOTED_BUF), EVENT_KEY_QUOTED)
+cdef char EVENT_KEY_SPELLINGS[8 * 8]
+quote_keys(EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS, EVENT_KEY_SPELLINGS, sizeof(EVENT_KEY_SPELLINGS), EVENT_KEY_QUOTED)
 
 
 @cython.final
@@ -163,17 +212,15 @@ cdef class OpenPlan:
     the open protocol's framing, event keys and column objects into the core's images."""
     cdef PlanCore core
     cdef int control_events
-    cdef NameMemo memos[MEMO_SLOTS]
-    cdef NameMemo* memo        # the one of the event being read (_choose_memo)
-    cdef int kseq[16]          # event-key field id seen at each position of the last event key
+    cdef ColumnMemo memos[MEMO_SLOTS]
+    cdef ColumnMemo* memo      # the one of the event being read (_choose_memo)
+    cdef KeyHint key_hint      # the event key's field order (event keys repeat it)
     cdef ImageFault faults[3]  # per image of the core (IMG_*): faults found while reading it
     cdef Buf bare              # BareMember per bare member of the last "p" read
     cdef Buf head_ref          # HeadRef per entry of the image being read, for _save_memo
     cdef int before_incomplete # the UPDATE just read leaves some bare group unplaced
-    cdef uint32_t* dd_gen
-    cdef int32_t* dd_idx
+    cdef int32_t* dd_idx       # the name set of an image off its memo (_dedupe_slot), -1 empty
     cdef Py_ssize_t dd_cap
-    cdef uint32_t gen
     # the open protocol's own output columns: indexes in the core's column set (-1: not in
     # this plan's output)
     cdef int col_ddl_type
@@ -194,7 +241,6 @@ cdef class OpenPlan:
     cdef long long unlisted_skipped # unlisted="skip": rows left out during the current call
 
     def __cinit__(self, cfg):
-        cdef Py_ssize_t k
         self.core = PlanCore(cfg, _columns.layout("open", cfg.targets is not None))
         self.col_ddl_type = self.core.extra_col(_C.COL_DDL_TYPE)
         self.col_rid = self.core.extra_col(_C.COL_ROW_ID)
@@ -202,25 +248,14 @@ cdef class OpenPlan:
         self.col_bic = self.core.own_col(_C.COL_BEFORE_INCOMPLETE)
         self.control_events = bool(cfg.control_events)
         self.dd_cap = 0
-        self.gen = 0
         self.memo = &self.memos[0]
-        for k in range(KSEQ_MAX):
-            self.kseq[k] = -1
+        key_hint_init(&self.key_hint)
 
     def __dealloc__(self):
         cdef int m
         for m in range(MEMO_SLOTS):
-            buf_free(&self.memos[m].names)
-            buf_free(&self.memos[m].off)
-            buf_free(&self.memos[m].hash)
-            buf_free(&self.memos[m].tgt)
-            buf_free(&self.memos[m].kind)
-            buf_free(&self.memos[m].heads)
-            buf_free(&self.memos[m].head_off)
-            buf_free(&self.memos[m].head_tf)
-            buf_free(&self.memos[m].prefix)
-            buf_free(&self.memos[m].prefix_off)
-        free(self.dd_gen)
+            buf_free(&self.memos[m].spell)
+            buf_free(&self.memos[m].cols)
         free(self.dd_idx)
         free(self.route_ptr)
         free(self.route_hash)
@@ -520,83 +555,108 @@ cdef class OpenPlan:
         """Parse one event's value (its key already read) and write its row.  ``routed``: a
         router chose this typed plan by the event's table, which needs no second look."""
         cdef KeyInfo key = kp[0]
-        cdef Span q
-        cdef int64_t qt = 0
-        cdef int has_qt = 0, op, hko, rc
-        cdef int32_t m32
-        cdef Image* a = NULL
-        cdef Image* b = NULL
-        cdef ColumnSet cs
-        q.kind = J_ABSENT
+        cdef EventBody ev
+        cdef int rc = self._read_value(&key, vd, &ev, err)
+        if rc < 0:
+            return rc
+        if self.core.typed:
+            rc = self._typed_keeps(&key, routed)
+            if rc != ROW_KEEP:
+                return _oom(err) if rc == RC_NO_MEMORY else 0
+        rc = self._push_event_columns(&key, &ev, msg, err)
+        if rc < 0:
+            return rc
+        if ev.op == OP_UPDATE and (not self.core.typed or self.core.with_old_image):
+            self._old_flags_from_new(ev.before, ev.after)   # the old image reads as the new one
+        if not self.core.typed:
+            return self._push_generic(&key, &ev, err)
+        rc = self._emit_typed(ev.after if ev.after != NULL else ev.before, vd, err)
+        if rc < 0 or not self.core.with_old_image:
+            return rc
+        return self._emit_old_image(ev.before, vd, err)
+
+    cdef int _read_value(self, const KeyInfo* key, Cur* vd, EventBody* ev, Err* err) noexcept nogil:
+        """The event's value, read as its key's type says, into ev: 0, or RC_FAILED."""
+        cdef int rc
+        ev.q.kind = J_ABSENT
+        ev.qt = 0
+        ev.has_qt = 0
+        ev.after = NULL
+        ev.before = NULL
         self.before_incomplete = 0
         if key.t == MSG_RESOLVED:
             if vd.end != vd.pos:
                 return fail(err, vd, "resolved event with a non-empty value")
-            op = OP_RESOLVED
-        elif key.t == MSG_DDL:
-            rc = self._parse_ddl(vd, &q, &qt, &has_qt, err)
-            if rc < 0:
-                return rc
-            op = OP_DDL
+            ev.op = OP_RESOLVED
+            return 0
+        if key.t == MSG_DDL:
+            ev.op = OP_DDL
+            return self._parse_ddl(vd, &ev.q, &ev.qt, &ev.has_qt, err)
+        self._choose_memo(key)
+        rc = self._parse_row(vd, &ev.op, err)
+        if rc < 0:
+            return rc
+        if ev.op == OP_DELETE:
+            ev.before = &self.core.images[IMG_D]
         else:
-            self._choose_memo(&key)
-            rc = self._parse_row(vd, &op, err)
-            if rc < 0:
-                return rc
-            if op == OP_DELETE:
-                b = &self.core.images[IMG_D]
-            else:
-                a = &self.core.images[IMG_U]
-                if op == OP_UPDATE:
-                    b = &self.core.images[IMG_P]
-        if self.core.typed:
-            if key.t != MSG_RESOLVED and not routed:
-                rc = _span_equals(&key.scm, self.core.schema_name_c, self.core.schema_name_n, &self.core.tmp)
-                if rc == 1:
-                    rc = _span_equals(&key.tbl, self.core.table_name_c, self.core.table_name_n, &self.core.tmp)
-                if rc == RC_NO_MEMORY:
-                    return _oom(err)
-                if rc == 0:
-                    return 0
-            if key.t != MSG_ROW and not self.control_events:
-                return 0
-        hko = key.ohk and key.ccl.kind != J_STR
+            ev.after = &self.core.images[IMG_U]
+            if ev.op == OP_UPDATE:
+                ev.before = &self.core.images[IMG_P]
+        return 0
+
+    cdef int _typed_keeps(self, const KeyInfo* key, int routed) noexcept nogil:
+        """Whether a typed plan writes the event's row (RowChoice): not another table's, and a
+        row event unless control_events; RC_NO_MEMORY when a name could not be unescaped."""
+        cdef int rc
+        if key.t != MSG_RESOLVED and not routed:
+            rc = _span_equals(&key.scm, self.core.schema_name_c, self.core.schema_name_n, &self.core.tmp)
+            if rc == 1:
+                rc = _span_equals(&key.tbl, self.core.table_name_c, self.core.table_name_n, &self.core.tmp)
+            if rc != 1:
+                return rc       # 0 (ROW_SKIP) or RC_NO_MEMORY
+        if key.t != MSG_ROW and not self.control_events:
+            return ROW_SKIP
+        return ROW_KEEP
+
+    cdef int _push_event_columns(self, const KeyInfo* key, const EventBody* ev, Py_ssize_t msg,
+                                 Err* err) noexcept nogil:
+        """The columns every layout has: op, ts, message index, handle-key-only, before-incomplete,
+        DDL query, claim-check location."""
+        cdef int rc
+        cdef int32_t m32 = <int32_t>msg
+        cdef int hko = key.ohk and key.ccl.kind != J_STR
         # a copy: the column arrays never move during a call, and a local lets the compiler keep
         # their addresses in registers across the appends (a store into a buffer may alias a field)
-        cs = self.core.cols
-        if var_push(&cs.var[CS_OP], OP_TEXT[op], OP_LEN[op]) < 0 or fix_push(&cs.fix[CS_TS], &key.ts, sizeof(key.ts)) < 0:
-            return RC_NO_MEMORY
-        m32 = <int32_t>msg
-        if fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], hko) < 0 \
+        cdef ColumnSet cs = self.core.cols
+        if var_push(&cs.var[CS_OP], OP_TEXT[ev.op], OP_LEN[ev.op]) < 0 \
+                or fix_push(&cs.fix[CS_TS], &key.ts, sizeof(key.ts)) < 0 \
+                or fix_push(&cs.fix[CS_MSG], &m32, sizeof(m32)) < 0 or fix_push_bool(&cs.fix[CS_HKO], hko) < 0 \
                 or fix_push_bool(&cs.fix[self.col_bic], self.before_incomplete) < 0:
             return RC_NO_MEMORY
-        rc = self.core._push_text(CS_DDL, &q, err)
+        rc = self.core._push_text(CS_DDL, &ev.q, err)
         if rc < 0:
             return rc
-        rc = self.core._push_text(CS_CCL, &key.ccl, err)
-        if rc < 0:
-            return rc
-        if op == OP_UPDATE and (not self.core.typed or self.core.with_old_image):
-            self._old_flags_from_new(b, a)     # the old image is written: it reads as the new one
-        if self.core.typed:
-            rc = self._emit_typed(a if a != NULL else b, vd, err)
-            if rc < 0 or not self.core.with_old_image:
-                return rc
-            return self._emit_old_image(b, vd, err)
+        return self.core._push_text(CS_CCL, &key.ccl, err)
+
+    cdef int _push_generic(self, const KeyInfo* key, const EventBody* ev, Err* err) noexcept nogil:
+        """The generic layout's own columns: schema, table, the after/before maps, DDL type, row
+        id, physical table id."""
+        cdef int rc
+        cdef int32_t qt = <int32_t>ev.qt
+        cdef ColumnSet cs = self.core.cols
         rc = self.core._push_text(CS_SCHEMA, &key.scm, err)
         if rc < 0:
             return rc
         rc = self.core._push_text(CS_TABLE, &key.tbl, err)
         if rc < 0:
             return rc
-        rc = self.core._emit_map(CS_AFTER, a, err)
+        rc = self.core._emit_map(CS_AFTER, ev.after, err)
         if rc < 0:
             return rc
-        rc = self.core._emit_map(CS_BEFORE, b, err)
+        rc = self.core._emit_map(CS_BEFORE, ev.before, err)
         if rc < 0:
             return rc
-        m32 = <int32_t>qt
-        if (_push_opt(&cs.fix[self.col_ddl_type], &m32, sizeof(m32), has_qt) < 0
+        if (_push_opt(&cs.fix[self.col_ddl_type], &qt, sizeof(qt), ev.has_qt) < 0
                 or _push_opt(&cs.fix[self.col_rid], &key.rid, sizeof(key.rid), key.has_rid) < 0
                 or _push_opt(&cs.fix[self.col_ptn], &key.ptn, sizeof(key.ptn), key.has_ptn) < 0):
             return RC_NO_MEMORY
@@ -608,11 +668,9 @@ cdef class OpenPlan:
         # field's last value is; the fields are judged after the whole document is read, in the
         # twin's order, so both report the same first fault.
         cdef Span name, v
-        cdef Span vals[8]
-        cdef IntVal iv
+        cdef Span vals[EVENT_KEYS]
         cdef int r, kid, kpos = 0
         cdef unsigned seen = 0
-        memset(k, 0, sizeof(KeyInfo))
         skip_ws(c)
         if c.pos >= c.end or c.pos[0] != 123:
             return fail(err, c, "event key is not a JSON object")
@@ -620,20 +678,9 @@ cdef class OpenPlan:
         if r < 0:
             return -1
         while r == 0:
-            # event keys repeat their field order: try the key seen at this position last time
-            kid = self.kseq[kpos] if kpos < KSEQ_MAX else -1
-            if kid >= 0:
-                r = obj_key_expected(c, &name, <const uint8_t*>EVENT_KEY_QUOTED[kid], EVENT_KEY_LEN[kid] + 3, 1, err)
-                if r < 0:
-                    return -1
-                if r == 0:
-                    kid = -1
-            if kid < 0:
-                if obj_key(c, &name, err) < 0:
-                    return -1
-                kid = key_id(&name, EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS)
-                if kpos < KSEQ_MAX:
-                    self.kseq[kpos] = kid
+            if hinted_key(c, &name, &self.key_hint, kpos, EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEY_QUOTED,
+                          EVENT_KEYS, &kid, err) < 0:
+                return -1
             kpos += 1
             if kid >= 0:
                 if scan_value(c, &vals[kid], 2, err) < 0:
@@ -647,44 +694,8 @@ cdef class OpenPlan:
             r = 1 - r
         if doc_end(c, err) < 0:
             return -1
-        if seen & (1u << KK_TS):
-            v = vals[KK_TS]
-            if v.kind == J_INT:
-                if parse_int_text(v.p, v.n, &iv) < 0 or (iv.neg and iv.mag != 0) or iv.mag > 9223372036854775807ULL:
-                    return fail_at(err, v.off, "event key field 'ts' out of range")
-                k.ts = iv.mag
-                k.has_ts = 1
-            elif v.kind != J_NULL:
-                return fail_at(err, v.off, "event key field 'ts' has an invalid value")
-        if seen & (1u << KK_SCM) and _key_str(&vals[KK_SCM], &k.scm, err) < 0:
+        if _judge_key(c, k, vals, seen, err) < 0:
             return -1
-        if seen & (1u << KK_TBL) and _key_str(&vals[KK_TBL], &k.tbl, err) < 0:
-            return -1
-        if seen & (1u << KK_RID) and _key_int(&vals[KK_RID], &k.rid, &k.has_rid, err) < 0:
-            return -1
-        if seen & (1u << KK_PTN) and _key_int(&vals[KK_PTN], &k.ptn, &k.has_ptn, err) < 0:
-            return -1
-        if seen & (1u << KK_T):
-            v = vals[KK_T]
-            if v.kind == J_INT:
-                if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
-                    return fail_at(err, v.off, "event key field 't' has an invalid value")
-                k.t = <int>iv.mag if (not iv.neg and iv.mag < 100) else 0
-                k.has_t = 1
-            elif v.kind != J_NULL:
-                return fail_at(err, v.off, "event key field 't' has an invalid value")
-        if seen & (1u << KK_OHK):
-            v = vals[KK_OHK]
-            if v.kind == J_TRUE:
-                k.ohk = 1
-            elif not (v.kind == J_FALSE or v.kind == J_NULL):
-                return fail_at(err, v.off, "event key field 'ohk' has an invalid value")
-        if seen & (1u << KK_CCL) and _key_str(&vals[KK_CCL], &k.ccl, err) < 0:
-            return -1
-        if not k.has_ts:
-            return fail_at(err, 0 if c.start == NULL else (c.end - c.start) - 1, "event key has no ts")
-        if not k.has_t or not (k.t == MSG_ROW or k.t == MSG_DDL or k.t == MSG_RESOLVED):
-            return fail_at(err, (c.end - c.start) - 1, "event key has an unknown type t")
         # UTF-8 of names (the twin checks them too)
         r = _check_utf8_span(&k.scm, &self.core.tmp, err)
         if r == 0:
@@ -738,10 +749,12 @@ cdef class OpenPlan:
                                 & (MEMO_SLOTS - 1)]
 
     cdef int _parse_row(self, Cur* c, int* op, Err* err) noexcept nogil:
-        cdef int rc
+        """A row event's value, {"u":..., "p":..., "d":...}, into the core's images; op gets
+        the row's OP_*.  A repeated u/p/d replaces the earlier copy (last wins, as Go's
+        encoding/json): faults in an image are only recorded while reading and judged once the
+        document is read, u then p then d as the twin does."""
+        cdef int rc, r, which
         cdef Span name, v
-        cdef int r, which
-        cdef Image* img
         cdef Py_ssize_t value_off = c.pos - c.start
         self.core.images[0].present = 0
         self.core.images[1].present = 0
@@ -757,38 +770,15 @@ cdef class OpenPlan:
         while r == 0:
             if obj_key(c, &name, err) < 0:
                 return -1
-            which = -1
-            if key_is(&name, b"u", 1):
-                which = IMG_U
-            elif key_is(&name, b"p", 1):
-                which = IMG_P
-            elif key_is(&name, b"d", 1):
-                which = IMG_D
-            # A repeated u/p/d replaces the earlier copy (last wins, as Go's encoding/json):
-            # faults in an image are only recorded while reading and judged once the document
-            # is read, u then p then d as the twin does.
+            which = _image_of(&name)
             if which < 0:
-                if scan_value(c, &v, 2, err) < 0:
-                    return -1
+                rc = scan_value(c, &v, 2, err)
             elif c.pos[0] == 123:
                 rc = self._parse_image(c, &self.core.images[which], err)
-                if rc < 0:
-                    return rc
             else:
-                if scan_value(c, &v, 2, err) < 0:
-                    return -1
-                img = &self.core.images[which]
-                img.n = 0
-                self.faults[which].any_bad = 0
-                if which == IMG_P:
-                    self.bare.len = 0
-                if v.kind == J_NULL:
-                    img.present = 0
-                    self.faults[which].bad = NULL
-                else:
-                    img.present = 1
-                    self.faults[which].bad = "row image is not a JSON object"
-                    self.faults[which].bad_off = v.off
+                rc = self._non_object_image(c, which, err)
+            if rc < 0:
+                return rc
             r = obj_next(c, err)
             if r < 0:
                 return -1
@@ -796,10 +786,33 @@ cdef class OpenPlan:
         if doc_end(c, err) < 0:
             return -1
         for which in range(3):
-            img = &self.core.images[which]
-            if img.present and (self.faults[which].bad != NULL or self.faults[which].any_bad) \
-                    and self._image_fault(img, &self.faults[which], err) < 0:
+            if self.core.images[which].present and (self.faults[which].bad != NULL or self.faults[which].any_bad) \
+                    and self._image_fault(&self.core.images[which], &self.faults[which], err) < 0:
                 return -1
+        return self._row_op(value_off, op, err)
+
+    cdef int _non_object_image(self, Cur* c, int which, Err* err) noexcept nogil:
+        """An image ("u", "p" or "d") whose value is not an object: null is no image, anything
+        else a fault judged once the row is read."""
+        cdef Span v
+        cdef Image* img = &self.core.images[which]
+        if scan_value(c, &v, 2, err) < 0:
+            return -1
+        img.n = 0
+        self.faults[which].any_bad = 0
+        if which == IMG_P:
+            self.bare.len = 0
+        if v.kind == J_NULL:
+            img.present = 0
+            self.faults[which].bad = NULL
+        else:
+            img.present = 1
+            self.faults[which].bad = "row image is not a JSON object"
+            self.faults[which].bad_off = v.off
+        return 0
+
+    cdef int _row_op(self, Py_ssize_t value_off, int* op, Err* err) noexcept nogil:
+        """The row's OP_* from the images it has (and the bare groups of an UPDATE placed)."""
         if self.core.images[IMG_D].present:
             if self.core.images[IMG_U].present or self.core.images[IMG_P].present:
                 return fail_at(err, value_off, "row value has both d and u/p")
@@ -864,14 +877,23 @@ cdef class OpenPlan:
     cdef const char* _place_bare(self, BareWork* w, Py_ssize_t nm) noexcept nogil:
         """The work of _recover_bare in w's scratch arrays: NULL when done (w.out then holds
         the new "p"), else the fault."""
+        cdef Py_ssize_t k = 0
+        cdef const char* why = self._bare_groups(w, nm, &k)
+        if why != NULL:
+            return why
+        self._bare_bounds(w)
+        why = self._bare_mappings(w, k)
+        if why != NULL:
+            return why
+        self._bare_rebuild(w, k)
+        return NULL
+
+    cdef const char* _bare_groups(self, BareWork* w, Py_ssize_t nm, Py_ssize_t* count) noexcept nogil:
+        """The bare members as t,[h],f,v groups (w.gt, w.gv, w.gat), in the twin's order of
+        faults: NULL (count: the groups), else the fault."""
         cdef const BareMember* m = <const BareMember*>self.bare.data
-        cdef Image* u = &self.core.images[IMG_U]
-        cdef Image* p = &self.core.images[IMG_P]
-        cdef Py_ssize_t nu = u.n, np_ = p.n, i = 0, k = 0, j, c, s, cap = w.cap, gi, nout, at, hit
-        cdef ColEntry* e
-        cdef const ColEntry* o
+        cdef Py_ssize_t i = 0, k = 0, at
         cdef IntVal iv
-        # the groups, in the twin's order of faults
         while i < nm:
             at = m[i].at
             if m[i].field != 116:
@@ -899,7 +921,18 @@ cdef class OpenPlan:
             w.gat[k] = at
             k += 1
             i += 1
-        # u position of each named p column (u names are distinct: a repeat replaced its entry)
+        count[0] = k
+        return NULL
+
+    cdef void _bare_bounds(self, BareWork* w) noexcept nogil:
+        """The u position of each named p column (w.named), and around each place j of "p" the
+        u positions a group there must lie between: w.pre[j] (the last named column before it)
+        and w.suf[j] (the first after it; u names are distinct: a repeat replaced its entry)."""
+        cdef const Image* u = &self.core.images[IMG_U]
+        cdef const Image* p = &self.core.images[IMG_P]
+        cdef Py_ssize_t nu = u.n, np_ = p.n, cap = w.cap, j, s, hit
+        cdef const ColEntry* e
+        cdef const ColEntry* o
         for s in range(cap):
             w.slot[s] = -1
         for j in range(nu):
@@ -927,8 +960,12 @@ cdef class OpenPlan:
         for j in range(np_ - 1, -1, -1):
             if w.suf[j + 1] < w.suf[j]:
                 w.suf[j] = w.suf[j + 1]
-        # leftmost mapping
-        c = -1
+
+    cdef const char* _bare_mappings(self, BareWork* w, Py_ssize_t k) noexcept nogil:
+        """The leftmost (w.left) and rightmost (w.right, bounded below by the leftmost) mapping
+        of the k groups, in order, onto u columns they fit: NULL, else the fault."""
+        cdef const Image* u = &self.core.images[IMG_U]
+        cdef Py_ssize_t nu = u.n, c = -1, gi, at
         for gi in range(k):
             at = w.gat[gi]
             c = c + 1 if c + 1 > w.pre[at] + 1 else w.pre[at] + 1
@@ -937,7 +974,6 @@ cdef class OpenPlan:
             if c >= nu:
                 return "bare column groups in p match no NULL column of u"
             w.left[gi] = c
-        # rightmost mapping (bounded below by the leftmost one)
         c = nu
         for gi in range(k - 1, -1, -1):
             at = w.gat[gi]
@@ -945,9 +981,15 @@ cdef class OpenPlan:
             while c > w.left[gi] and not self._bare_fits(u, w.named, w.gt[gi], w.pre[at], w.suf[at], c):
                 c -= 1
             w.right[gi] = c
-        # the new "p": recovered groups at their place among the named columns
-        nout = 0
-        gi = 0
+        return NULL
+
+    cdef void _bare_rebuild(self, BareWork* w, Py_ssize_t k) noexcept nogil:
+        """The new "p" into w.out: each group with only one possible column (leftmost and
+        rightmost mapping agree) at its place among the named columns; the others are left out
+        and flag the row."""
+        cdef const Image* u = &self.core.images[IMG_U]
+        cdef Image* p = &self.core.images[IMG_P]
+        cdef Py_ssize_t np_ = p.n, nout = 0, gi = 0, j
         for j in range(np_ + 1):
             while gi < k and w.gat[gi] == j:
                 if w.left[gi] == w.right[gi]:
@@ -962,7 +1004,6 @@ cdef class OpenPlan:
                 w.out[nout] = p.cols[j]
                 nout += 1
         p.n = nout
-        return NULL
 
     cdef inline bint _bare_fits(self, const Image* u, const uint8_t* named, int t, Py_ssize_t lo,
                                 Py_ssize_t hi, Py_ssize_t c) noexcept nogil:
@@ -985,57 +1026,55 @@ cdef class OpenPlan:
                 return fail_at(err, e.v.off, COL_FAULT_TEXT[e.bad])
         return 0
 
+    cdef int _dedupe_start(self, const Image* img, Py_ssize_t upto) noexcept nogil:
+        """Start the name set of the image being read with its entries [0, upto), distinct (they
+        followed the memo, or were entered before the set grew): 0, or RC_NO_MEMORY."""
+        cdef Py_ssize_t cap = self.dd_cap if self.dd_cap else 64, k
+        while cap < (upto + 1) * 4:
+            cap *= 2
+        if cap != self.dd_cap:
+            free(self.dd_idx)
+            self.dd_cap = 0
+            self.dd_idx = NULL if alloc_refused() else <int32_t*>malloc(cap * sizeof(int32_t))
+            if self.dd_idx == NULL:
+                return RC_NO_MEMORY
+            self.dd_cap = cap
+        memset(self.dd_idx, 0xFF, cap * sizeof(int32_t))
+        for k in range(upto):
+            self._dedupe_put(img, k)
+        return 0
+
+    cdef inline Py_ssize_t _dedupe_put(self, const Image* img, Py_ssize_t k) noexcept nogil:
+        cdef Py_ssize_t s = <Py_ssize_t>(img.cols[k].hash & <uint64_t>(self.dd_cap - 1))
+        while self.dd_idx[s] >= 0:
+            s = (s + 1) & (self.dd_cap - 1)
+        self.dd_idx[s] = <int32_t>k
+        return s
+
     cdef int _dedupe_slot(self, Image* img, Py_ssize_t idx) noexcept nogil:
-        """Insert entry idx into the per-image hash; if its name exists, overwrite the earlier
-        entry in place (JSON last-wins, first position) and return 1."""
+        """Enter entry idx into the image's name set (NameSet): a name it holds already
+        overwrites the earlier entry in place (JSON last-wins, first position)."""
         cdef ColEntry* e = &img.cols[idx]
         cdef ColEntry* o
-        cdef Py_ssize_t s, cap, k
+        cdef Py_ssize_t s, cap
         cdef const uint8_t* a
-        cdef const uint8_t* b
-        if img.n * 2 >= self.dd_cap:
-            if self._grow_dedupe(img, idx) < 0:
-                return RC_NO_MEMORY
+        if (idx + 1) * 2 >= self.dd_cap and self._dedupe_start(img, idx) < 0:
+            return RC_NO_MEMORY
         cap = self.dd_cap
         s = <Py_ssize_t>(e.hash & <uint64_t>(cap - 1))
         a = self.core._name_ptr(e)
-        while self.dd_gen[s] == self.gen:
+        while self.dd_idx[s] >= 0:
             o = &img.cols[self.dd_idx[s]]
-            if o.hash == e.hash and o.name_len == e.name_len:
-                b = self.core._name_ptr(o)
-                if bytes_eq(<const uint8_t*>(a), <const uint8_t*>(b), e.name_len):
-                    o.v = e.v
-                    o.t = e.t
-                    o.f = e.f
-                    o.has_t = e.has_t
-                    o.bad = e.bad
-                    return 1
+            if o.hash == e.hash and o.name_len == e.name_len and bytes_eq(a, self.core._name_ptr(o), e.name_len):
+                o.v = e.v
+                o.t = e.t
+                o.f = e.f
+                o.has_t = e.has_t
+                o.bad = e.bad
+                return NAME_REPEATED
             s = (s + 1) & (cap - 1)
-        self.dd_gen[s] = self.gen
         self.dd_idx[s] = <int32_t>idx
-        return 0
-
-    cdef int _grow_dedupe(self, Image* img, Py_ssize_t upto) noexcept nogil:
-        cdef Py_ssize_t cap = self.dd_cap * 2 if self.dd_cap else 64
-        cdef Py_ssize_t k, s
-        while cap < (img.n + 1) * 4:
-            cap *= 2
-        free(self.dd_gen)
-        free(self.dd_idx)
-        self.dd_gen = <uint32_t*>calloc(cap, sizeof(uint32_t))
-        self.dd_idx = <int32_t*>malloc(cap * sizeof(int32_t))
-        self.dd_cap = 0
-        if self.dd_gen == NULL or self.dd_idx == NULL or alloc_refused():
-            return RC_NO_MEMORY
-        self.dd_cap = cap
-        self.gen = 1
-        for k in range(upto):
-            s = <Py_ssize_t>(img.cols[k].hash & <uint64_t>(cap - 1))
-            while self.dd_gen[s] == self.gen:
-                s = (s + 1) & (cap - 1)
-            self.dd_gen[s] = self.gen
-            self.dd_idx[s] = <int32_t>k
-        return 0
+        return NAME_NEW
 
     cdef void _old_flags_from_new(self, Image* old, const Image* new) noexcept nogil:
         """An UPDATE's old column takes the flags of its new copy: ticdc v8.5.x wrote TiDB's
@@ -1061,283 +1100,207 @@ cdef class OpenPlan:
                     break
 
     cdef int _parse_image(self, Cur* c, Image* img, Err* err) noexcept nogil:
-        cdef Span name, v, ck, vt, vf, vh
-        cdef int r, r2, dup, field, from_memo
-        cdef ColEntry* e
-        cdef IntVal iv
-        cdef int memo_ok = 1, deduped = 0
-        cdef Py_ssize_t k, mo, hl, col_at, qn, pl
-        cdef const uint8_t* entry
-        cdef NameMemo* memo = self.memo
-        cdef const Py_ssize_t* moff = <const Py_ssize_t*>memo.off.data
-        cdef const Py_ssize_t* hoff = <const Py_ssize_t*>memo.head_off.data
-        cdef const Py_ssize_t* poff = <const Py_ssize_t*>memo.prefix_off.data
-        cdef const ColumnHead* head
-        cdef HeadRef* href
-        cdef BareMember bm
-        cdef bint is_old = img == &self.core.images[IMG_P]
-        cdef ImageFault* fault = &self.faults[img - &self.core.images[0]]
-        if is_old:
+        """One image ("u", "p" or "d", at its '{'): its columns into img's entries, in order.
+        A column's faults are recorded on its entry, not raised: a later copy of the same name
+        replaces the entry (last wins), and _image_fault judges what is left."""
+        cdef ImageRead rd
+        cdef int r, rc
+        rd.memo = self.memo
+        rd.fault = &self.faults[img - &self.core.images[0]]
+        rd.on_memo = 1
+        rd.deduped = 0
+        rd.is_old = img == &self.core.images[IMG_P]
+        if rd.is_old:
             self.bare.len = 0
         img.present = 1
         img.n = 0
-        fault.bad = NULL
-        fault.any_bad = 0
-        self.gen += 1
-        if self.gen == 0:
-            if self.dd_gen != NULL:
-                memset(self.dd_gen, 0, self.dd_cap * sizeof(uint32_t))
-            self.gen = 1
+        rd.fault.bad = NULL
+        rd.fault.any_bad = 0
         r = obj_open(c, err)
         if r < 0:
             return -1
         while r == 0:
-            if img.n == img.cap and image_make_room(img) < 0:
-                return RC_NO_MEMORY
-            if self.head_ref.cap < img.cap * <Py_ssize_t>sizeof(HeadRef) \
-                    and buf_reserve(&self.head_ref, img.cap * sizeof(HeadRef)) < 0:
-                return RC_NO_MEMORY
-            e = &img.cols[img.n]
-            k = img.n
-            if memo_ok and k < memo.n:
-                pl = poff[k + 1] - poff[k]
-                if pl > 0 and c.end - c.pos >= pl and bytes_eq(c.pos, memo.prefix.data + poff[k], pl):
-                    # The name, its colon and the column's head all as the table's last row
-                    # wrote them here (rows of a table mostly do): the entry the reading below
-                    # would make, without its tests.  Another shape after the head is read again
-                    # by that reading, from the name on.
-                    entry = c.pos
-                    qn = moff[k + 1] - moff[k]
-                    plain_key_span(c, &e.name, entry, qn, memo.kind.data[k] == 1)
-                    e.name_off = -1
-                    e.name_len = qn - 3
-                    e.bad = 0
-                    e.has_t = 0
-                    e.f = 0
-                    e.v.kind = J_ABSENT
-                    e.v.off = entry + qn - c.start
-                    head = &(<const ColumnHead*>memo.head_tf.data)[k]
-                    r2 = _column_value(c, e, entry + qn, entry + pl, head.t, head.f, err)
-                    if r2 < 0:
-                        return -1
-                    if r2 == 1:
-                        href = &(<HeadRef*>self.head_ref.data)[k]
-                        href.off = entry + qn - c.start
-                        href.n = pl - qn
-                        e.hash = (<const uint64_t*>memo.hash.data)[k]
-                        e.tgt = (<const int*>memo.tgt.data)[k]
-                        img.n += 1
-                        r = obj_next(c, err)
-                        if r < 0:
-                            return -1
-                        r = 1 - r
-                        continue
-                    c.pos = entry
-            r2 = 0
-            from_memo = 0
-            if memo_ok and k < memo.n and memo.kind.data[k]:
-                # the name the table's last row had here, matched byte for byte (no string scan)
-                r2 = obj_key_expected(c, &e.name, memo.names.data + moff[k], moff[k + 1] - moff[k],
-                                      memo.kind.data[k] == 1, err)
-                if r2 < 0:
-                    return -1
-                from_memo = r2
-            if r2 == 0 and obj_key(c, &e.name, err) < 0:
-                return -1
-            if e.name.esc:
-                e.name_off = self.core.names.len
-                if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
-                    return RC_NO_MEMORY
-                e.name_len = self.core.names.len - e.name_off
-            else:
-                e.name_off = -1
-                e.name_len = e.name.n
-            if is_old and c.pos[0] != 123 and e.name_len == 1 and _is_bare_field(self.core._name_ptr(e)[0]):
-                # not a column: a member of a bare group (protocols.md E.15), placed after the row
-                bm.field = self.core._name_ptr(e)[0]
-                bm.at = img.n
-                if scan_value(c, &bm.v, 3, err) < 0:
-                    return -1
-                if buf_append(&self.bare, &bm, sizeof(BareMember)) < 0:
-                    return RC_NO_MEMORY
-                r = obj_next(c, err)
-                if r < 0:
-                    return -1
-                r = 1 - r
-                continue
-            # A column's faults are recorded on its entry, not raised: a later copy of the same
-            # column name replaces the entry (last wins), and _image_fault judges what is left.
-            e.bad = 0
-            e.has_t = 0
-            e.f = 0
-            e.v.kind = J_ABSENT
-            e.v.off = c.pos - c.start
-            href = &(<HeadRef*>self.head_ref.data)[k]
-            href.off = 0
-            href.n = 0
-            if c.pos[0] != 123:
-                if scan_value(c, &v, 3, err) < 0:
-                    return -1
-                e.bad = COL_NOT_OBJECT
-            else:
-                col_at = c.pos - c.start
-                hl = hoff[k + 1] - hoff[k] if from_memo else 0
-                if hl > 0 and c.end - c.pos >= hl and bytes_eq(c.pos, memo.heads.data + hoff[k], hl):
-                    head = &(<const ColumnHead*>memo.head_tf.data)[k]
-                    r2 = _column_value(c, e, c.pos, c.pos + hl, head.t, head.f, err)
-                else:
-                    r2 = _column_fast(c, e, &hl, err)
-                if r2 < 0:
-                    return -1
-                if r2 == 1:
-                    href.off = col_at
-                    href.n = hl
-            if e.bad == 0 and r2 == 0:
-                # another shape than TiCDC's own: the member loop (r2 == 1 for an empty object)
-                vt.kind = J_ABSENT
-                vf.kind = J_ABSENT
-                vh.kind = J_ABSENT
-                r2 = obj_open(c, err)
-                if r2 < 0:
-                    return -1
-                while r2 == 0:
-                    if obj_key(c, &ck, err) < 0 or scan_value(c, &v, 4, err) < 0:
-                        return -1
-                    # members repeat last-wins; escaped spellings ("\u0074") mean the same name
-                    field = 0
-                    if ck.n == 1 and not ck.esc:
-                        field = ck.p[0]
-                    elif ck.esc:
-                        if key_is(&ck, b"v", 1):
-                            field = 118
-                        elif key_is(&ck, b"t", 1):
-                            field = 116
-                        elif key_is(&ck, b"f", 1):
-                            field = 102
-                        elif key_is(&ck, b"h", 1):
-                            field = 104
-                    if field == 118:        # v
-                        e.v = v
-                    elif field == 116:      # t
-                        vt = v
-                    elif field == 102:      # f
-                        vf = v
-                    elif field == 104:      # h
-                        vh = v
-                    r2 = obj_next(c, err)
-                    if r2 < 0:
-                        return -1
-                    r2 = 1 - r2
-                # judge the last t, f, h in the twin's order
-                if vt.kind == J_INT and parse_int_text(vt.p, vt.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
-                        and iv.mag < TYPE_CODE_SLOTS and TYPE_KIND[iv.mag] != 0:
-                    e.t = <int>iv.mag
-                    e.has_t = 1
-                else:
-                    e.bad = COL_BAD_TYPE
-                    if vt.kind != J_ABSENT:
-                        e.v.off = vt.off
-                if e.bad == 0:
-                    if vf.kind == J_INT and parse_int_text(vf.p, vf.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
-                            and iv.mag <= 0xFFFFFFFFULL:
-                        e.f = <uint32_t>iv.mag
-                    elif not (vf.kind == J_NULL or vf.kind == J_ABSENT):
-                        e.bad = COL_BAD_FLAGS
-                        e.v.off = vf.off
-                if e.bad == 0 and not (vh.kind == J_TRUE or vh.kind == J_FALSE
-                                          or vh.kind == J_NULL or vh.kind == J_ABSENT):
-                    e.bad = COL_BAD_HANDLE
-                    e.v.off = vh.off
-            # a name the memo gave was valid UTF-8 when it was saved (a bad name saves no memo)
-            if not e.name.ascii and not from_memo and not utf8_valid(self.core._name_ptr(e), e.name_len):
-                e.bad = COL_BAD_NAME
-                e.v.off = e.name.off
-            if e.bad:
-                fault.any_bad = 1
-            k = img.n
-            if from_memo or (memo_ok and k < memo.n and not e.name.esc and moff[k + 1] - moff[k] == e.name_len + 3
-                             and bytes_eq(memo.names.data + moff[k] + 1, e.name.p, e.name_len)):
-                e.hash = (<const uint64_t*>memo.hash.data)[k]
-                e.tgt = (<const int*>memo.tgt.data)[k]
-                img.n += 1
-            else:
-                if memo_ok:
-                    # off the memo: the entries so far are distinct; enter them for de-duplication
-                    memo_ok = 0
-                    for mo in range(k):
-                        if self._dedupe_slot(img, mo) < 0:
-                            return RC_NO_MEMORY
-                e.hash = name_hash(self.core._name_ptr(e), e.name_len)
-                e.tgt = -2
-                dup = self._dedupe_slot(img, img.n)
-                if dup < 0:
-                    return RC_NO_MEMORY
-                if dup == 0:
-                    img.n += 1
-                else:
-                    deduped = 1
+            rc = self._image_member(c, img, &rd, err)
+            if rc < 0:
+                return rc
             r = obj_next(c, err)
             if r < 0:
                 return -1
             r = 1 - r
-        if not memo_ok:
-            self._save_memo(memo, img, c.start, deduped or fault.any_bad)
+        if not rd.on_memo:
+            self._save_memo(rd.memo, img, c.start, rd.deduped or rd.fault.any_bad)
         return 0
 
-    cdef void _save_memo(self, NameMemo* memo, Image* img, const uint8_t* msg, int deduped) noexcept nogil:
-        """Remember this image's name sequence and column heads (only when no name repeated:
-        positions must map one to one).  Out of memory just leaves the memo empty."""
-        cdef Py_ssize_t k, off
+    cdef inline int _image_member(self, Cur* c, Image* img, ImageRead* rd, Err* err) noexcept nogil:
+        """One member of an image: a column (its entry at img.n), or a bare member of "p"."""
         cdef ColEntry* e
-        cdef int tgt
+        cdef Py_ssize_t k = img.n
+        cdef int got = MEMO_MISS
+        if img.n == img.cap and image_make_room(img) < 0:
+            return RC_NO_MEMORY
+        if self.head_ref.cap < img.cap * <Py_ssize_t>sizeof(HeadRef) \
+                and buf_reserve(&self.head_ref, img.cap * sizeof(HeadRef)) < 0:
+            return RC_NO_MEMORY
+        e = &img.cols[k]
+        if rd.on_memo and k < rd.memo.n:
+            got = self._memo_column(c, e, k, err)
+            if got < 0:
+                return got
+            if got == MEMO_WHOLE:
+                img.n += 1
+                return 0
+        if obj_key(c, &e.name, err) < 0:
+            return RC_FAILED
+        if self._entry_name(e) < 0:
+            return RC_NO_MEMORY
+        if rd.is_old and c.pos[0] != 123 and e.name_len == 1 and _is_bare_field(self.core._name_ptr(e)[0]):
+            return self._bare_member(c, img, e, err)
+        if self._column_object(c, e, k, err) < 0:
+            return RC_FAILED
+        if not e.name.ascii and not utf8_valid(self.core._name_ptr(e), e.name_len):
+            e.bad = COL_NAME_NOT_UTF8
+            e.v.off = e.name.off
+        if e.bad:
+            rd.fault.any_bad = 1
+        return self._enter_column(img, rd, e)
+
+    cdef inline int _memo_column(self, Cur* c, ColEntry* e, Py_ssize_t k, Err* err) noexcept nogil:
+        """Entry k of the image being read from position k of the column memo (MemoMatch)."""
+        cdef const MemoColumn* m = &(<const MemoColumn*>self.memo.cols.data)[k]
+        cdef const uint8_t* spell = <const uint8_t*>self.memo.spell.data + m.at
+        cdef const uint8_t* at = c.pos
+        cdef HeadRef* href
+        cdef int r
+        if m.kind != 0 and m.sn > m.qn and c.end - at >= m.sn and bytes_eq(at, spell, m.sn):
+            # the name, its colon and the column's head all as the table's last row wrote them
+            # here (rows of a table mostly do): the entry the reading would make, without its
+            # tests; another shape after the head is read again, from the name on
+            plain_key_span(c, &e.name, at, m.qn, m.kind == 1)
+            e.name_off = -1
+            e.name_len = m.qn - 3
+            _clear_entry(e, at + m.qn - c.start)
+            r = _column_value(c, e, at + m.qn, at + m.sn, m.t, m.f, err)
+            if r < 0:
+                return r
+            if r == COLUMN_READ:
+                href = &(<HeadRef*>self.head_ref.data)[k]
+                href.off = at + m.qn - c.start
+                href.n = m.sn - m.qn
+                e.hash = m.hash
+                e.tgt = m.tgt
+                return MEMO_WHOLE
+            c.pos = at
+        return MEMO_MISS
+
+    cdef inline int _entry_name(self, ColEntry* e) noexcept nogil:
+        """The entry's name where _name_ptr finds it: unescaped into the core's names if it has
+        escapes.  0, or RC_NO_MEMORY."""
+        if e.name.esc:
+            e.name_off = self.core.names.len
+            if json_unescape(e.name.p, e.name.n, &self.core.names) < 0:
+                return RC_NO_MEMORY
+            e.name_len = self.core.names.len - e.name_off
+        else:
+            e.name_off = -1
+            e.name_len = e.name.n
+        return 0
+
+    cdef int _bare_member(self, Cur* c, const Image* img, const ColEntry* e, Err* err) noexcept nogil:
+        """Not a column: a t/h/f/v member of a bare group in "p" (protocols.md E.15), placed
+        after the row is read (_recover_bare)."""
+        cdef BareMember bm
+        bm.field = self.core._name_ptr(e)[0]
+        bm.at = img.n
+        if scan_value(c, &bm.v, 3, err) < 0:
+            return RC_FAILED
+        if buf_append(&self.bare, &bm, sizeof(BareMember)) < 0:
+            return RC_NO_MEMORY
+        return 0
+
+    cdef int _column_object(self, Cur* c, ColEntry* e, Py_ssize_t k, Err* err) noexcept nogil:
+        """The column object after entry k's name: its t, f and v into e, or e.bad.  0, or
+        RC_FAILED for malformed JSON."""
+        cdef HeadRef* href = &(<HeadRef*>self.head_ref.data)[k]
+        cdef Py_ssize_t head_n = 0, col_at = c.pos - c.start
+        cdef Span v
+        cdef int r
+        _clear_entry(e, col_at)
+        href.off = 0
+        href.n = 0
+        if c.pos[0] != 123:
+            if scan_value(c, &v, 3, err) < 0:
+                return RC_FAILED
+            e.bad = COL_NOT_OBJECT
+            return 0
+        r = _column_fast(c, e, &head_n, err)
+        if r < 0:
+            return r
+        if r == COLUMN_READ:
+            href.off = col_at
+            href.n = head_n
+            return 0
+        return _column_members(c, e, err)
+
+    cdef inline int _enter_column(self, Image* img, ImageRead* rd, ColEntry* e) noexcept nogil:
+        """Entry img.n, read, into the image: with the memo's hash and target while the names
+        follow the memo, else through the image's name set (a repeated name replaces the earlier
+        entry).  0, or RC_NO_MEMORY."""
+        cdef Py_ssize_t k = img.n
+        cdef const MemoColumn* m
+        cdef int dup
+        if rd.on_memo and k < rd.memo.n:
+            m = &(<const MemoColumn*>rd.memo.cols.data)[k]
+            if not e.name.esc and m.qn == e.name_len + 3 \
+                    and bytes_eq(<const uint8_t*>rd.memo.spell.data + m.at + 1, e.name.p, e.name_len):
+                e.hash = m.hash
+                e.tgt = m.tgt
+                img.n += 1
+                return 0
+        if rd.on_memo:
+            # off the memo: the entries so far are distinct; enter them for de-duplication
+            rd.on_memo = 0
+            if self._dedupe_start(img, k) < 0:
+                return RC_NO_MEMORY
+        e.hash = name_hash(self.core._name_ptr(e), e.name_len)
+        e.tgt = -2
+        dup = self._dedupe_slot(img, k)
+        if dup < 0:
+            return RC_NO_MEMORY
+        if dup == NAME_NEW:
+            img.n += 1
+        else:
+            rd.deduped = 1
+        return 0
+
+    cdef void _save_memo(self, ColumnMemo* memo, Image* img, const uint8_t* msg, int deduped) noexcept nogil:
+        """Remember this image's column sequence and heads (only when no name repeated:
+        positions must map one to one).  Out of memory just leaves the memo empty."""
+        cdef Py_ssize_t k
+        cdef ColEntry* e
         cdef const HeadRef* href
-        cdef ColumnHead head
+        cdef MemoColumn m
         memo.n = 0
         if deduped:
             return
-        memo.names.len = 0
-        memo.off.len = 0
-        memo.hash.len = 0
-        memo.tgt.len = 0
-        memo.kind.len = 0
-        memo.heads.len = 0
-        memo.head_off.len = 0
-        memo.head_tf.len = 0
-        memo.prefix.len = 0
-        memo.prefix_off.len = 0
-        off = 0
-        if buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0 \
-                or buf_append(&memo.head_off, &off, sizeof(Py_ssize_t)) < 0 \
-                or buf_append(&memo.prefix_off, &off, sizeof(Py_ssize_t)) < 0:
-            return
+        memo.spell.len = 0
+        memo.cols.len = 0
         for k in range(img.n):
             e = &img.cols[k]
-            tgt = self.core._lookup_target(e) if self.core.typed else -1
-            e.tgt = tgt
-            off = memo.names.len + e.name_len + 3
-            if buf_push_byte(&memo.names, 34) < 0 \
-                    or buf_append(&memo.names, self.core._name_ptr(e), e.name_len) < 0 \
-                    or buf_append(&memo.names, b'":', 2) < 0 \
-                    or buf_append(&memo.off, &off, sizeof(Py_ssize_t)) < 0 \
-                    or buf_append(&memo.hash, &e.hash, 8) < 0 \
-                    or buf_append(&memo.tgt, &tgt, sizeof(int)) < 0 \
-                    or buf_push_byte(&memo.kind, _name_kind(self.core._name_ptr(e), e.name_len)) < 0:
-                return
+            e.tgt = self.core._lookup_target(e) if self.core.typed else -1
             href = &(<const HeadRef*>self.head_ref.data)[k]
-            head.t = e.t
-            head.f = e.f
-            off = memo.heads.len + href.n
-            if buf_append(&memo.heads, msg + href.off, href.n) < 0 \
-                    or buf_append(&memo.head_off, &off, sizeof(Py_ssize_t)) < 0 \
-                    or buf_append(&memo.head_tf, &head, sizeof(ColumnHead)) < 0:
-                return
-            if href.n > 0 and memo.kind.data[k] != 0:
-                if buf_append(&memo.prefix, memo.names.data + (<const Py_ssize_t*>memo.off.data)[k],
-                              e.name_len + 3) < 0 \
-                        or buf_append(&memo.prefix, msg + href.off, href.n) < 0:
-                    return
-            off = memo.prefix.len
-            if buf_append(&memo.prefix_off, &off, sizeof(Py_ssize_t)) < 0:
+            m.hash = e.hash
+            m.at = memo.spell.len
+            m.qn = e.name_len + 3
+            m.sn = m.qn + href.n
+            m.t = e.t
+            m.f = e.f
+            m.tgt = e.tgt
+            m.kind = _name_kind(self.core._name_ptr(e), e.name_len)
+            if buf_push_byte(&memo.spell, 34) < 0 \
+                    or buf_append(&memo.spell, self.core._name_ptr(e), e.name_len) < 0 \
+                    or buf_append(&memo.spell, b'":', 2) < 0 \
+                    or buf_append(&memo.spell, msg + href.off, href.n) < 0 \
+                    or buf_append(&memo.cols, &m, sizeof(MemoColumn)) < 0:
                 return
         memo.n = img.n
 
@@ -1397,6 +1360,88 @@ cdef uint8_t _name_kind(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return kind
 
 
+cdef inline void _clear_entry(ColEntry* e, Py_ssize_t at) noexcept nogil:
+    """An entry whose column object (at offset `at`) is still to be read."""
+    e.bad = COL_FINE
+    e.has_t = 0
+    e.f = 0
+    e.v.kind = J_ABSENT
+    e.v.off = at
+
+
+cdef int _column_members(Cur* c, ColEntry* e, Err* err) noexcept nogil:
+    """A column object of another shape than TiCDC's own, read member by member (members repeat
+    last-wins), then judged as _judge_column does: 0, or RC_FAILED for malformed JSON."""
+    cdef Span ck, v, vt, vf, vh
+    cdef int r, field
+    vt.kind = J_ABSENT
+    vf.kind = J_ABSENT
+    vh.kind = J_ABSENT
+    r = obj_open(c, err)
+    if r < 0:
+        return RC_FAILED
+    while r == 0:
+        if obj_key(c, &ck, err) < 0 or scan_value(c, &v, 4, err) < 0:
+            return RC_FAILED
+        field = _member_field(&ck)
+        if field == 118:        # v
+            e.v = v
+        elif field == 116:      # t
+            vt = v
+        elif field == 102:      # f
+            vf = v
+        elif field == 104:      # h
+            vh = v
+        r = obj_next(c, err)
+        if r < 0:
+            return RC_FAILED
+        r = 1 - r
+    _judge_column(e, &vt, &vf, &vh)
+    return 0
+
+
+cdef inline int _member_field(const Span* ck) noexcept nogil:
+    """The byte of a column object's member name t, h, f or v (escaped spellings such as
+    "\\u0074" mean the same name), else 0."""
+    if ck.n == 1 and not ck.esc:
+        return ck.p[0]
+    if ck.esc:
+        if key_is(ck, b"v", 1):
+            return 118
+        if key_is(ck, b"t", 1):
+            return 116
+        if key_is(ck, b"f", 1):
+            return 102
+        if key_is(ck, b"h", 1):
+            return 104
+    return 0
+
+
+cdef void _judge_column(ColEntry* e, const Span* vt, const Span* vf, const Span* vh) noexcept nogil:
+    """The last t, f, h of a column object into e, judged in the twin's order (e.bad, and
+    e.v.off at the faulty member)."""
+    cdef IntVal iv
+    if vt.kind == J_INT and parse_int_text(vt.p, vt.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
+            and iv.mag < TYPE_CODE_SLOTS and TYPE_KIND[iv.mag] != 0:
+        e.t = <int>iv.mag
+        e.has_t = 1
+    else:
+        e.bad = COL_TYPE_UNKNOWN
+        if vt.kind != J_ABSENT:
+            e.v.off = vt.off
+        return
+    if vf.kind == J_INT and parse_int_text(vf.p, vf.n, &iv) == 0 and (not iv.neg or iv.mag == 0) \
+            and iv.mag <= 0xFFFFFFFFULL:
+        e.f = <uint32_t>iv.mag
+    elif not (vf.kind == J_NULL or vf.kind == J_ABSENT):
+        e.bad = COL_FLAGS_INVALID
+        e.v.off = vf.off
+        return
+    if not (vh.kind == J_TRUE or vh.kind == J_FALSE or vh.kind == J_NULL or vh.kind == J_ABSENT):
+        e.bad = COL_HANDLE_INVALID
+        e.v.off = vh.off
+
+
 cdef inline int _small_uint(const uint8_t** pp, const uint8_t* e, int max_digits, uint64_t* out) noexcept nogil:
     """A JSON integer without sign, fraction or leading zero, at most `max_digits` long."""
     cdef const uint8_t* p = pp[0]
@@ -1417,31 +1462,30 @@ cdef inline int _small_uint(const uint8_t** pp, const uint8_t* e, int max_digits
 
 cdef int _column_fast(Cur* c, ColEntry* e, Py_ssize_t* head_n, Err* err) noexcept nogil:
     """The column object as TiCDC writes it, `{"t":T[,"h":B],"f":F,"v":V}`, read by literal
-    matching: 1 read (cursor past the '}'; head_n: the length of the head up to V), 0 another
-    shape (cursor unchanged; the member loop reads it), -1 an error in V (the member loop would
-    report the same)."""
+    matching (ColumnRead; head_n: the length of the head up to V), or RC_FAILED for an error in
+    V (the member loop would report the same)."""
     cdef const uint8_t* p = c.pos
     cdef const uint8_t* end = c.end
     cdef uint64_t t, f
     if end - p < 20 or not bytes_eq(p, <const uint8_t*>b'{"t":', 5):
-        return 0
+        return COLUMN_OTHER_SHAPE
     p += 5
     if _small_uint(&p, end, 3, &t) < 0 or t >= TYPE_CODE_SLOTS or TYPE_KIND[t] == 0:
-        return 0
+        return COLUMN_OTHER_SHAPE
     if end - p >= 10 and bytes_eq(p, <const uint8_t*>b',"h":', 5):
         if bytes_eq(p + 5, <const uint8_t*>b"true", 4):
             p += 9
         elif bytes_eq(p + 5, <const uint8_t*>b"false", 5):
             p += 10
         else:
-            return 0
+            return COLUMN_OTHER_SHAPE
     if end - p < 6 or not bytes_eq(p, <const uint8_t*>b',"f":', 5):
-        return 0
+        return COLUMN_OTHER_SHAPE
     p += 5
     if _small_uint(&p, end, 10, &f) < 0 or f > 0xFFFFFFFFULL:
-        return 0
+        return COLUMN_OTHER_SHAPE
     if end - p < 6 or not bytes_eq(p, <const uint8_t*>b',"v":', 5):
-        return 0
+        return COLUMN_OTHER_SHAPE
     head_n[0] = p + 5 - c.pos
     return _column_value(c, e, c.pos, p + 5, <int>t, <uint32_t>f, err)
 
@@ -1454,22 +1498,87 @@ cdef inline int _column_value(Cur* c, ColEntry* e, const uint8_t* start, const u
     skip_ws(c)                                  # JSON allows whitespace after the colon
     if c.pos < end and c.pos[0] == 34:          # the common values first, without the dispatch
         if scan_string(c, &e.v, err) < 0:
-            return -1
+            return RC_FAILED
     elif c.pos < end and (c.pos[0] == 45 or 48 <= c.pos[0] <= 57):
         if scan_number(c, &e.v, err) < 0:
-            return -1
+            return RC_FAILED
     elif scan_value(c, &e.v, 4, err) < 0:
-        return -1
+        return RC_FAILED
     if c.pos < end and c.pos[0] == 125:
         c.pos += 1
         e.t = t
         e.f = f
         e.has_t = 1
-        return 1
+        return COLUMN_READ
     c.pos = start
     e.v.kind = J_ABSENT
     e.v.off = start - c.start
+    return COLUMN_OTHER_SHAPE
+
+
+cdef int _judge_key(const Cur* c, KeyInfo* k, const Span* vals, unsigned seen, Err* err) noexcept nogil:
+    """The event key's fields (the last copy of each, vals[KK_*] where `seen` has its bit) into
+    k, judged in the twin's order: 0, or RC_FAILED with the first fault."""
+    memset(k, 0, sizeof(KeyInfo))
+    if seen & (1u << KK_TS) and _key_ts(&vals[KK_TS], k, err) < 0:
+        return RC_FAILED
+    if seen & (1u << KK_SCM) and _key_str(&vals[KK_SCM], &k.scm, err) < 0:
+        return RC_FAILED
+    if seen & (1u << KK_TBL) and _key_str(&vals[KK_TBL], &k.tbl, err) < 0:
+        return RC_FAILED
+    if seen & (1u << KK_RID) and _key_int(&vals[KK_RID], &k.rid, &k.has_rid, err) < 0:
+        return RC_FAILED
+    if seen & (1u << KK_PTN) and _key_int(&vals[KK_PTN], &k.ptn, &k.has_ptn, err) < 0:
+        return RC_FAILED
+    if seen & (1u << KK_T) and _key_type(&vals[KK_T], k, err) < 0:
+        return RC_FAILED
+    if seen & (1u << KK_OHK):
+        if vals[KK_OHK].kind == J_TRUE:
+            k.ohk = 1
+        elif not (vals[KK_OHK].kind == J_FALSE or vals[KK_OHK].kind == J_NULL):
+            return fail_at(err, vals[KK_OHK].off, "event key field 'ohk' has an invalid value")
+    if seen & (1u << KK_CCL) and _key_str(&vals[KK_CCL], &k.ccl, err) < 0:
+        return RC_FAILED
+    if not k.has_ts:
+        return fail_at(err, 0 if c.start == NULL else (c.end - c.start) - 1, "event key has no ts")
+    if not k.has_t or not (k.t == MSG_ROW or k.t == MSG_DDL or k.t == MSG_RESOLVED):
+        return fail_at(err, (c.end - c.start) - 1, "event key has an unknown type t")
     return 0
+
+
+cdef int _key_ts(const Span* v, KeyInfo* k, Err* err) noexcept nogil:
+    cdef IntVal iv
+    if v.kind == J_INT:
+        if parse_int_text(v.p, v.n, &iv) < 0 or (iv.neg and iv.mag != 0) or iv.mag > 9223372036854775807ULL:
+            return fail_at(err, v.off, "event key field 'ts' out of range")
+        k.ts = iv.mag
+        k.has_ts = 1
+    elif v.kind != J_NULL:
+        return fail_at(err, v.off, "event key field 'ts' has an invalid value")
+    return 0
+
+
+cdef int _key_type(const Span* v, KeyInfo* k, Err* err) noexcept nogil:
+    cdef IntVal iv
+    if v.kind == J_INT:
+        if parse_int_text(v.p, v.n, &iv) < 0 or not int_in_range(&iv, -9223372036854775807LL - 1, 9223372036854775807ULL):
+            return fail_at(err, v.off, "event key field 't' has an invalid value")
+        k.t = <int>iv.mag if (not iv.neg and iv.mag < 100) else 0
+        k.has_t = 1
+    elif v.kind != J_NULL:
+        return fail_at(err, v.off, "event key field 't' has an invalid value")
+    return 0
+
+
+cdef inline int _image_of(const Span* name) noexcept nogil:
+    """IMG_U, IMG_P or IMG_D for a row value's member "u", "p" or "d", else -1."""
+    if key_is(name, b"u", 1):
+        return IMG_U
+    if key_is(name, b"p", 1):
+        return IMG_P
+    if key_is(name, b"d", 1):
+        return IMG_D
+    return -1
 
 
 cdef int _key_str(const Span* v, Span* out, Err* err) noexcept nogil:
