@@ -117,7 +117,7 @@ COL_DDL = "_ddl"
 COL_DDL_TYPE = "_ddl_type"
 COL_AFTER = "after"
 COL_BEFORE = "before"
-COL_OLD_IMAGE = "_before"          # typed output, old_image=True: the old image as a struct
+COL_BEFORE_ROW = "_before"          # typed output, old_image=True: the old image as a struct
 COL_ROW_ID = "_row_id"
 COL_PHYSICAL_TABLE_ID = "_physical_table_id"
 COL_HANDLE_KEY_ONLY = "_handle_key_only"
@@ -126,7 +126,7 @@ COL_BEFORE_INCOMPLETE = "_before_incomplete"
 COL_TABLE_SCHEMA = "_table_schema"            # simple
 COL_SCHEMA_VERSION = "_schema_version"        # simple
 COL_TABLE_ID = "_table_id"                    # simple
-COL_BUILD_TS = "_build_ts"                    # simple
+COL_BUILT_TS = "_build_ts"                    # simple
 COL_CHECKSUM_VERSION = "_checksum_version"    # simple, avro
 COL_CHECKSUM_CORRUPTED = "_checksum_corrupted"  # simple, avro
 COL_CHECKSUM_CURRENT = "_checksum_current"    # simple
@@ -158,12 +158,12 @@ SAV_DOUBLE = 3
 SAV_STRING = 4
 SAV_BYTES = 5
 SAV_TIMESTAMP = 6
-SAV_UNSIGNED_BIGINT = 7
+SAV_UBIGINT = 7
 SAV_BRANCHES = 8
 
 # TIMESTAMP location names that are no time zone, remembered at once by a simple-protocol plan
 # (each fails where its value is converted); a message naming more of them is refused.
-BAD_ZONE_SLOTS = 256
+UNKNOWN_ZONE_SLOTS = 256
 
 # Typed-output writer kinds: what Arrow type a target column is written as.
 W_BOOL = 1

@@ -62,7 +62,7 @@ class Layout:
 def old_image_field(targets: Sequence) -> pa.Field:
     """Typed output's ``_before`` column (``old_image=True``): the old image as a struct of the
     target columns, null on rows without one."""
-    return pa.field(C.COL_OLD_IMAGE, pa.struct([pa.field(t.name, t.arrow_type) for t in targets]))
+    return pa.field(C.COL_BEFORE_ROW, pa.struct([pa.field(t.name, t.arrow_type) for t in targets]))
 
 
 # ------------------------------------------------------------------ the columns
@@ -92,7 +92,7 @@ SIMPLE_DDL_TYPE = Column(C.COL_DDL_TYPE, pa.string())
 SIMPLE_TABLE_SCHEMA = Column(C.COL_TABLE_SCHEMA, pa.string())
 SIMPLE_SCHEMA_VERSION = Column(C.COL_SCHEMA_VERSION, pa.int64())
 SIMPLE_TABLE_ID = Column(C.COL_TABLE_ID, pa.int64())
-SIMPLE_BUILD_TS = Column(C.COL_BUILD_TS, pa.int64())
+SIMPLE_BUILD_TS = Column(C.COL_BUILT_TS, pa.int64())
 SIMPLE_CHECKSUM = (
     Column(C.COL_CHECKSUM_VERSION, pa.int32()),
     Column(C.COL_CHECKSUM_CORRUPTED, pa.bool_()),

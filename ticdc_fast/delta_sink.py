@@ -40,7 +40,7 @@ META_PREFIX = "ticdc_fast."
 
 # the decoders' own columns: everything else in a typed batch is a column of the TiDB table
 _CONTROL = {c.name for lay in LAYOUTS.values() for c in lay.head + lay.tail + lay.unused}
-_CONTROL |= {C.COL_OLD_IMAGE, "_partition", "_offset", "_topic", "_timestamp", "_headers",
+_CONTROL |= {C.COL_BEFORE_ROW, "_partition", "_offset", "_topic", "_timestamp", "_headers",
              "_error", "_raw_key", "_raw_value"}
 
 _TRUNCATE = re.compile(r"^\s*TRUNCATE\s", re.I)
@@ -329,7 +329,7 @@ class _Table:
         names = data_columns(rows) + [COMMIT_TS, "_op", "_partition", "_offset"]
         found = key_changes(rows, self.keys)
         if found is not None and pc.any(pc.and_(found[1], ready)).as_py():
-            names.append(C.COL_OLD_IMAGE)
+            names.append(C.COL_BEFORE_ROW)
         return names
 
     def _commit(self, ready, truncate, upto, offsets, txn=None) -> int | None:
@@ -468,9 +468,9 @@ def data_columns(rows: pa.Table) -> list[str]:
 def key_changes(rows: pa.Table, keys):
     """``(old key columns, mask of the UPDATEs whose old image has another key)`` (a key
     column the old image lacks is unchanged), or None when the rows have no old image."""
-    if C.COL_OLD_IMAGE not in rows.column_names or not rows.num_rows:
+    if C.COL_BEFORE_ROW not in rows.column_names or not rows.num_rows:
         return None
-    before = rows[C.COL_OLD_IMAGE]
+    before = rows[C.COL_BEFORE_ROW]
     have = {f.name for f in before.type}
     if any(k not in have for k in keys):
         return None
@@ -489,9 +489,9 @@ def with_old_key_deletes(rows: pa.Table, keys) -> pa.Table:
     if found is None or not pc.any(found[1]).as_py():
         return rows
     olds, moved = found
-    have = {f.name for f in rows[C.COL_OLD_IMAGE].type}
+    have = {f.name for f in rows[C.COL_BEFORE_ROW].type}
     src = rows.filter(moved)
-    image = src[C.COL_OLD_IMAGE]
+    image = src[C.COL_BEFORE_ROW]
     cols = []
     for f in rows.schema:
         if f.name in keys:

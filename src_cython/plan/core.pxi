@@ -10,7 +10,7 @@
 # the images and call in.
 
 cdef enum:
-    KIND_SLOTS = 16          # converters per target: type kinds 0 (unknown code) .. K_ENUM
+    NKINDS = 16          # converters per target: type kinds 0 (unknown code) .. K_ENUM
     ZONE_SHOWN_MAX = 200     # bytes of an unknown zone's name that its error shows
 
 cdef const char* HEX_DIGITS = b"0123456789abcdef"
@@ -33,11 +33,11 @@ cdef enum:
 
 # the name of the column at each fixed index (None: the core's message index of each row, which
 # is no output column)
-_FIXED_COLUMNS = {CS_OP: _C.COL_OP, CS_TS: _C.COL_COMMIT_TS, CS_MSG: None, CS_HKO: _C.COL_HANDLE_KEY_ONLY,
+_COMMON_COLUMNS = {CS_OP: _C.COL_OP, CS_TS: _C.COL_COMMIT_TS, CS_MSG: None, CS_HKO: _C.COL_HANDLE_KEY_ONLY,
                   CS_DDL: _C.COL_DDL, CS_CCL: _C.COL_CLAIM_CHECK}
-_GENERIC_FIXED_COLUMNS = {CS_SCHEMA: _C.COL_SCHEMA, CS_TABLE: _C.COL_TABLE, CS_AFTER: _C.COL_AFTER,
+_GENERIC_COLUMNS = {CS_SCHEMA: _C.COL_SCHEMA, CS_TABLE: _C.COL_TABLE, CS_AFTER: _C.COL_AFTER,
                           CS_BEFORE: _C.COL_BEFORE}
-if sorted(_FIXED_COLUMNS) != list(range(CS_SCHEMA)) or sorted(_GENERIC_FIXED_COLUMNS) != list(range(CS_SCHEMA, CS_BEFORE + 1)):
+if sorted(_COMMON_COLUMNS) != list(range(CS_SCHEMA)) or sorted(_GENERIC_COLUMNS) != list(range(CS_SCHEMA, CS_BEFORE + 1)):
     raise ImportError("the core's fixed column indexes CS_* are not 0, 1, ... in order")
 
 
@@ -57,7 +57,7 @@ cdef class PlanCore:
     cdef int typed
     cdef int ntargets
     cdef int* writers
-    cdef convert_fn* converters  # [target * KIND_SLOTS + column kind]: its converter (_pick_converter)
+    cdef convert_fn* converters  # [target * NKINDS + column kind]: its converter (_pick_converter)
     cdef int* precisions
     cdef int* scales
     cdef Buf target_names        # concatenated target names
@@ -76,7 +76,7 @@ cdef class PlanCore:
     cdef Py_ssize_t tz_n
     # zones named by TIMESTAMP values: real zones (a few hundred exist) are kept; names that
     # are no zone are kept too, so values using them fail where converted, but only the last
-    # BAD_ZONE_SLOTS of them: each message may name a new one
+    # UNKNOWN_ZONE_SLOTS of them: each message may name a new one
     cdef list zone_names         # per zone index
     cdef uint8_t** zone_key      # per zone index: its name (malloc'd)
     cdef Py_ssize_t* zone_key_len
@@ -87,7 +87,7 @@ cdef class PlanCore:
     cdef int nzones
     cdef int* zslot              # open addressing over zone_hash -> zone index, -1 empty
     cdef Py_ssize_t zslot_cap
-    cdef int bad_zone[BAD_ZONE_SLOTS]   # zone indexes of names that are no zone, oldest at bad_next
+    cdef int bad_zone[UNKNOWN_ZONE_SLOTS]   # zone indexes of names that are no zone, oldest at bad_next
     cdef int nbad
     cdef int bad_next
     # scratch
@@ -156,7 +156,7 @@ cdef class PlanCore:
         self.ntargets = len(targets)
         n = max(self.ntargets, 1)
         self.writers = <int*>calloc(n, sizeof(int))
-        self.converters = <convert_fn*>calloc(n * KIND_SLOTS, sizeof(convert_fn))
+        self.converters = <convert_fn*>calloc(n * NKINDS, sizeof(convert_fn))
         self.precisions = <int*>calloc(n, sizeof(int))
         self.scales = <int*>calloc(n, sizeof(int))
         self.present = <int*>calloc(n, sizeof(int))
@@ -175,8 +175,8 @@ cdef class PlanCore:
         self._build_columns(targets, layout)
         for j, t in enumerate(targets):
             self.writers[j] = t.writer
-            for kind in range(KIND_SLOTS):
-                self.converters[j * KIND_SLOTS + kind] = _pick_converter(t.writer, kind)
+            for kind in range(NKINDS):
+                self.converters[j * NKINDS + kind] = _pick_converter(t.writer, kind)
             self.precisions[j] = t.precision
             self.scales[j] = t.scale
             name = t.name.encode("utf-8")
@@ -256,7 +256,7 @@ cdef class PlanCore:
         if key == NULL:
             no_memory("a time zone name")
         memcpy(key, <const char*>nb, len(nb))
-        if not known and self.nbad == BAD_ZONE_SLOTS:
+        if not known and self.nbad == UNKNOWN_ZONE_SLOTS:
             # forget the oldest name that is no zone, reuse its index
             z = self.bad_zone[self.bad_next]
             free(self.zone_key[z])
@@ -274,7 +274,7 @@ cdef class PlanCore:
                 self.nbad += 1
         if not known:
             self.bad_zone[self.bad_next] = z
-            self.bad_next = (self.bad_next + 1) % BAD_ZONE_SLOTS
+            self.bad_next = (self.bad_next + 1) % UNKNOWN_ZONE_SLOTS
         self.zone_key[z] = key
         self.zone_key_len[z] = len(nb)
         self.zone_hash[z] = name_hash(key, len(nb))
@@ -388,9 +388,9 @@ cdef class PlanCore:
         cdef int nt = len(targets)
         cdef int k
         own = {c.name: c for c in layout.head + layout.tail + layout.unused}
-        fixed = dict(_FIXED_COLUMNS)
+        fixed = dict(_COMMON_COLUMNS)
         if not self.typed:
-            fixed.update(_GENERIC_FIXED_COLUMNS)
+            fixed.update(_GENERIC_COLUMNS)
         names = []
         top = []
         for k in range(len(fixed)):
@@ -409,7 +409,7 @@ cdef class PlanCore:
             top.append((t.arrow_type, 0, nt + 1, 0))
         if self.with_old_image:
             self.old_col = len(top)
-            names.append(_C.COL_OLD_IMAGE)
+            names.append(_C.COL_BEFORE_ROW)
             top.append((old_image_field(targets).type, 0, 4 * nt + 4, 0))
         self.extra_first = len(top)
         for name, column in own.items():
@@ -870,7 +870,7 @@ cdef class PlanCore:
         target writer) pair when the plan was compiled (_pick_converter): no test of the kind or
         the writer per value, only of the value's own JSON token where the kind allows several."""
         cdef int kind = TYPE_KIND[e.t]
-        return self.converters[j * KIND_SLOTS + kind](<void*>self, e, j, kind, err)
+        return self.converters[j * NKINDS + kind](<void*>self, e, j, kind, err)
 
     # The converters, one per (source kind, target writer) pair that can succeed; `kind` is
     # the column type's kind.  Pairs that cannot succeed get a refusal worded like the twin's.
@@ -1179,7 +1179,7 @@ cdef class PlanCore:
 
 
 # The converters as plain function pointers, one per (source kind, target writer) pair; the plan
-# fills its table [target * KIND_SLOTS + kind] once, when it is compiled (PlanCore is final: each
+# fills its table [target * NKINDS + kind] once, when it is compiled (PlanCore is final: each
 # call below is direct and inlined).
 cdef int _cv_string_from_bytes(void* c, const ColEntry* e, int j, int kind, Err* err) noexcept nogil:
     return (<PlanCore>c)._string_from_bytes(e, j, kind, err)

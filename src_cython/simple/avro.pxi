@@ -30,7 +30,7 @@ cdef int _sav_field_decoder(int t, uint32_t flags, int b, int w) noexcept nogil:
     cdef int kind = TYPE_KIND[t]
     if b == SAV_NULL:
         return DEC_NULL
-    if b == SAV_LONG or b == SAV_UNSIGNED_BIGINT:
+    if b == SAV_LONG or b == SAV_UBIGINT:
         if (kind == K_INT or kind == K_UINT or kind == K_ENUM) and W_INT8 <= w <= W_UINT64:
             return DEC_INT
         return DEC_TEXT_RULES
@@ -58,7 +58,7 @@ cdef int _sav_generic_decoder(int t, uint32_t flags, int b) noexcept nogil:
     cdef int kind = TYPE_KIND[t]
     if b == SAV_NULL:
         return GEN_NULL
-    if (b == SAV_LONG or b == SAV_UNSIGNED_BIGINT) and (kind == K_INT or kind == K_UINT or kind == K_ENUM):
+    if (b == SAV_LONG or b == SAV_UBIGINT) and (kind == K_INT or kind == K_UINT or kind == K_ENUM):
         return GEN_INT
     if (t == T_DOUBLE and b == SAV_DOUBLE) or (t == T_FLOAT and b == SAV_FLOAT):
         return GEN_FLOAT_PLAIN
@@ -354,7 +354,7 @@ cdef int _sav_value(SimplePlan self, Cur* c, ColEntry* e, int64_t idx, bint text
     e.v.in_scratch = 0
     if idx == SAV_NULL:
         e.v.kind = J_NULL
-    elif idx == SAV_LONG or idx == SAV_UNSIGNED_BIGINT:        # long, UnsignedBigint{value: long}
+    elif idx == SAV_LONG or idx == SAV_UBIGINT:        # long, UnsignedBigint{value: long}
         if avro_long(c, &lv, err) < 0:
             return -1
         if text:
@@ -547,7 +547,7 @@ cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, In
     casts a uint64 (BIGINT UNSIGNED, BIT, SET bitmasks) to int64, so those are read back as
     unsigned."""
     iv.neg = 0
-    if idx == SAV_UNSIGNED_BIGINT or t == T_BIT or t == T_SET or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)):
+    if idx == SAV_UBIGINT or t == T_BIT or t == T_SET or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)):
         iv.mag = <uint64_t>lv
     elif lv < 0:
         iv.neg = 1

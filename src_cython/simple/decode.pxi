@@ -66,8 +66,8 @@ ENV_KEY_LEN[14] = 3
 ENV_KEY_TEXT[15] = b"version"
 ENV_KEY_LEN[15] = 7
 cdef const char* ENV_KEY_QUOTED[16]
-cdef char ENV_KEY_QUOTED_BUF[16 * 24]
-quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTED_BUF, sizeof(ENV_KEY_QUOTED_BUF), ENV_KEY_QUOTED)
+cdef char ENV_KEY_QUOTES_BUF[16 * 24]
+quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTES_BUF, sizeof(ENV_KEY_QUOTES_BUF), ENV_KEY_QUOTED)
 
 
 # Where a streamed string value (JSON, or an Avro string branch) of a column goes, chosen when the
@@ -342,7 +342,7 @@ cdef class SimplePlan:
         self.col_table_schema = self.core.own_col(_C.COL_TABLE_SCHEMA)
         self.col_schema_version = self.core.own_col(_C.COL_SCHEMA_VERSION)
         self.col_table_id = self.core.own_col(_C.COL_TABLE_ID)
-        self.col_build_ts = self.core.own_col(_C.COL_BUILD_TS)
+        self.col_build_ts = self.core.own_col(_C.COL_BUILT_TS)
         self.col_ck_version = self.core.own_col(_C.COL_CHECKSUM_VERSION)
         self.col_ck_corrupted = self.core.own_col(_C.COL_CHECKSUM_CORRUPTED)
         self.col_ck_current = self.core.own_col(_C.COL_CHECKSUM_CURRENT)
@@ -789,7 +789,7 @@ cdef class SimplePlan:
         _push_py_text(&cs.var[self.col_table_schema], row.get(_C.COL_TABLE_SCHEMA))
         _push_py_int(&cs.fix[self.col_schema_version], row.get(_C.COL_SCHEMA_VERSION), 8)
         _push_py_int(&cs.fix[self.col_table_id], row.get(_C.COL_TABLE_ID), 8)
-        _push_py_int(&cs.fix[self.col_build_ts], row.get(_C.COL_BUILD_TS), 8)
+        _push_py_int(&cs.fix[self.col_build_ts], row.get(_C.COL_BUILT_TS), 8)
         fix_push_null(&cs.fix[self.col_ck_version])
         fix_push_null(&cs.fix[self.col_ck_corrupted])
         fix_push_null(&cs.fix[self.col_ck_current])

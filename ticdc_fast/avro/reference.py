@@ -328,7 +328,7 @@ class ReferenceAvroRows:
             img = after if after is not None else before
             row["typed"] = dict(zip([t.name for t in cfg.targets], self._typed_image(img, i)))
             if cfg.old_image and before is not None:
-                row[C.COL_OLD_IMAGE] = self._typed_image(before, i)
+                row[C.COL_BEFORE_ROW] = self._typed_image(before, i)
         self.rows.append(row)
 
     def _typed_image(self, img, i) -> list:
@@ -356,7 +356,7 @@ class ReferenceAvroRows:
             for f in fields:
                 cols[f.name].append(t[f.name] if f.name in t else r.get(f.name))
         self.rows = []
-        return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_OLD_IMAGE
+        return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_BEFORE_ROW
                 else pa.array(cols[f.name], f.type) for f in fields], msg
 
 

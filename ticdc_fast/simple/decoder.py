@@ -561,8 +561,8 @@ class SimpleDecoder(FrontEnd):
         seen = self._batch.bad_zones
         count = seen[1] + 1 if seen[0] == msg else 1
         self._batch.bad_zones = (msg, count)
-        if count > C.BAD_ZONE_SLOTS:
-            raise DecodeError(f"more than {C.BAD_ZONE_SLOTS} distinct TIMESTAMP locations that "
+        if count > C.UNKNOWN_ZONE_SLOTS:
+            raise DecodeError(f"more than {C.UNKNOWN_ZONE_SLOTS} distinct TIMESTAMP locations that "
                               "are no time zone in one message", msg, location_at, part="value")
 
     def _run_one(self, value: bytes, msg: int) -> None:

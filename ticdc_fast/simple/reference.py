@@ -445,7 +445,7 @@ class ReferenceRows:
                         v = bool(v)
                     cols[f.name].append(v)
         self.rows = []
-        return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_OLD_IMAGE
+        return [old_image_column(self.cfg.targets, cols[f.name]) if f.name == C.COL_BEFORE_ROW
                 else pa.array(cols[f.name], f.type) for f in fields], msg
 
 
