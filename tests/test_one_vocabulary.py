@@ -44,7 +44,7 @@ def _data(batch):
 
 
 # ------------------------------------------------------------------ names
-NOT_OPTIONS = {"self", "encoding", "schemas", "state", "claim_check_resolver", "topic", "schema_id"}
+NOT_OPTIONS = {"self", "encoding", "state", "claim_check_resolver", "topic", "schema_id"}
 
 
 def test_every_option_has_one_name_on_every_decoder():
@@ -227,3 +227,55 @@ def test_an_option_of_another_mode_is_an_error(protocol, impl):
     keys, values = _messages(protocol)
     quiet = _decoder(protocol, impl, tables={"db.t": DDL}, unlisted="generic", control_events=False)
     assert _data(quiet.decode(keys, values)["db.t"]) == [("INSERT", 1, "a"), ("UPDATE", 2, "a"), ("INSERT", 3, "c")]
+
+
+def test_schemas_in_spark_decode_and_the_source(spark, kafka, impl):
+    """``schemas`` (offline writer schemas: no registry) reaches the Avro decoder from
+    ``spark.decode`` as a dict and from the source as JSON text."""
+    import json
+
+    from ticdc_fast import spark as tfs
+    from test_ticdc_source import _read_kafka, _ticdc
+    topic, opts = _topic_with(kafka, "avro", "schemasopt")
+    via_decode = tfs.decode(_read_kafka(spark, kafka, topic), "avro", table="db.t", schema=DDL,
+                            schemas=AVRO_SCHEMAS, implementation=impl)
+    source = _ticdc(spark, kafka, topic, protocol="avro", table="db.t", schema=DDL, startingOffsets="earliest",
+                    schemas=json.dumps(AVRO_SCHEMAS), implementation=impl)
+    assert via_decode.schema == source.schema
+    assert _state(via_decode) == _state(source) == [(1, "a"), (2, "a"), (3, "c")]
+
+
+def test_schemas_text_forms(tmp_path):
+    """A JSON option's text: inline, ``@file``, or an error naming the option."""
+    import json
+
+    from ticdc_fast.options import parse_value
+    path = tmp_path / "schemas.json"
+    path.write_text(json.dumps(AVRO_SCHEMAS))
+    want = {str(k): v for k, v in AVRO_SCHEMAS.items()}
+    assert parse_value("schemas", json.dumps(AVRO_SCHEMAS)) == want
+    assert parse_value("schemas", f"@{path}") == want
+    assert parse_value("schemas", AVRO_SCHEMAS) is AVRO_SCHEMAS
+    with pytest.raises(ValueError, match="option 'schemas' must be JSON"):
+        parse_value("schemas", "{1: oops")
+
+
+def test_schemas_seeds_the_simple_decoder_from_the_cli(tmp_path, impl):
+    """``--option schemas=@file``: the simple decoder decodes DML without its BOOTSTRAP."""
+    import subprocess
+    import sys
+
+    import orjson
+    keys, values = _messages("simple-json")
+    path = tmp_path / "schemas.json"
+    path.write_bytes(orjson.dumps([orjson.loads(values[0])["tableSchema"]]))
+    capture = tmp_path / "in.jsonl"
+    capture.write_bytes(b"".join(orjson.dumps({"key": None, "payload": v.decode()}) + b"\n" for v in values[1:]))
+    out = tmp_path / "out.parquet"
+    run = subprocess.run([sys.executable, "-m", "ticdc_fast", "decode", "--protocol", "simple-json",
+                          "--input", str(capture), "--output", str(out), "--table", "db.t",
+                          "--implementation", impl, "--option", f"schemas=@{path}"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    import pyarrow.parquet as pq
+    assert _data(pq.read_table(out)) == [("INSERT", 1, "a"), ("UPDATE", 2, "a"), ("INSERT", 3, "c")]

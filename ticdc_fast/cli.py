@@ -123,20 +123,23 @@ def _typed_schema(args, keys, values):
     from .arrow_types import infer_open_schema, spark_schema
     if args.protocol == "open":
         return infer_open_schema(keys, values, table=args.table, compression=args.compression or "none", spark=True)
+    seeded = _decoder_options(args, typed=True).get("schemas")     # --option schemas=...
     if args.protocol.startswith("simple"):
         import ticdc_fast
-        probe = ticdc_fast.SimpleDecoder(args.protocol.split("-")[1], compression=args.compression or "none")
+        probe = ticdc_fast.SimpleDecoder(args.protocol.split("-")[1], compression=args.compression or "none",
+                                         schemas=seeded)
         probe.decode(None, values)
         db, tb = args.table.split(".", 1)
         ts = probe.table_schema(db, tb)
         if ts is None:
-            raise SystemExit(f"error: no BOOTSTRAP/DDL for {args.table} in the first messages")
+            raise SystemExit(f"error: no BOOTSTRAP/DDL for {args.table} in the first messages "
+                             "(or seed it: --option schemas=@FILE)")
         from .simple import arrow_schema
         return arrow_schema(ts, spark=True)
     from .spark.schemas import avro_table_schema
     for v in values:
         if v and v[0] == 0 and len(v) >= 5:
-            return avro_table_schema(args.registry, int.from_bytes(v[1:5], "big"))[2]
+            return avro_table_schema(args.registry, int.from_bytes(v[1:5], "big"), schemas=seeded)[2]
     raise SystemExit("error: no Avro row in the first messages to take the schema from")
 
 
@@ -170,8 +173,8 @@ def _cmd_decode(args) -> int:
     import pyarrow.parquet as pq
 
     _check_source(args)
-    if args.protocol == "avro" and not args.registry:
-        raise SystemExit("error: the avro protocol needs --registry URL")
+    if args.protocol == "avro" and not args.registry and "schemas" not in _decoder_options(args, typed=True):
+        raise SystemExit("error: the avro protocol needs --registry URL (or --option schemas=@FILE)")
     if args.protocol == "avro" or args.bootstrap:
         _require("decode", "confluent_kafka")
     if args.jobs < 1:
@@ -697,7 +700,7 @@ def main(argv=None) -> int:
                                        "this or --bootstrap is required")
         p.add_argument("--bootstrap", help="Kafka bootstrap servers (instead of --input)")
         p.add_argument("--topic", help="Kafka topic (required with --bootstrap)")
-        p.add_argument("--registry", help="schema registry URL (required for the avro protocol)")
+        p.add_argument("--registry", help="schema registry URL (the avro protocol: this or --option schemas=@FILE)")
         p.add_argument("--timezone", default="UTC", help="TiCDC server time zone (TIMESTAMP values)")
         p.add_argument("--compression", choices=("none", "snappy", "lz4"), default="none")
         _kafka_timeout_option(p)

@@ -17,7 +17,7 @@ ALL = (OPEN, SIMPLE, AVRO)
 @dataclass(frozen=True)
 class Option:
     name: str            # snake_case, as the decoders' keyword
-    kind: str            # "str", "bool", "int", "float": how a text value (source, CLI) is read
+    kind: str            # "str", "bool", "int", "float", "json": how a text value (source, CLI) is read
     default: object
     protocols: tuple     # the decoders that take it
     meaning: str
@@ -54,6 +54,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("registry", "str", None, (AVRO,), "Schema Registry URL (or client / config dict)"),
     Option("registry_timeout", "float", 10.0, (AVRO,), "seconds per registry request"),
     Option("registry_retries", "int", 3, (AVRO,), "registry retries"),
+    Option("schemas", "json", None, (SIMPLE, AVRO), "schemas seeded so none has to be read first: "
+           "simple: a list of TableSchema JSON (each names its table and version); avro: "
+           "{registry id: writer schema} (the wire names only the id)"),
     Option("extra_columns", "str", "ignore", (AVRO,), "typed: a writer column the schema lacks: ignore or error"),
 )}
 
@@ -94,6 +97,8 @@ def resolve_names(given, *, where: str, others=()) -> dict:
 def parse_value(name: str, text):
     """A text value (a Spark option, a CLI flag) as its option's kind."""
     kind = OPTIONS[name].kind
+    if kind == "json":
+        return _json_value(name, text)
     s = str(text).strip()
     if kind == "bool":
         if s.lower() in ("true", "1", "yes"):
@@ -107,6 +112,22 @@ def parse_value(name: str, text):
         except ValueError:
             raise ValueError(f"option {OPTIONS[name].camel!r} must be a number, got {text!r}") from None
     return s
+
+
+def _json_value(name: str, text):
+    """A JSON option: the text (``@path``: the file's text) parsed; a value already parsed
+    (``spark.decode``'s keywords) as it is."""
+    if not isinstance(text, (str, bytes)):
+        return text
+    s = text.strip()
+    if isinstance(s, str) and s.startswith("@"):
+        with open(s[1:], "rb") as f:
+            s = f.read()
+    import orjson
+    try:
+        return orjson.loads(s)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"option {OPTIONS[name].camel!r} must be JSON (or @file of JSON): {exc}") from None
 
 
 def check_protocol(name: str, protocol: str, where: str) -> None:
