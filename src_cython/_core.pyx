@@ -24,6 +24,10 @@ from ticdc_fast.errors import DecodeError, DecoderBusyError
 CYTHON_MODULE = 1
 
 include "_constants.pxi"
+# headers: the cursor, the builders, the decoder model (declarations; their code in the .pxi)
+include "framing/cursor.pxd"
+include "arrow/buffers.pxd"
+include "plan/decoders.pxd"
 include "framing/cursor.pxi"
 include "arrow/buffers.pxi"
 include "arrow/columns.pxi"

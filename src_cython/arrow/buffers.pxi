@@ -1,11 +1,5 @@
 # Column builders that own malloc'd memory and hand it to pyarrow without a copy.
-# Reserve once per batch, append unchecked on the hot path, grow in a cold noinline path.
-
-cdef struct Buf:
-    uint8_t* data
-    Py_ssize_t len
-    Py_ssize_t cap
-
+# Reserve once per batch, append unchecked on the hot path, grow in a cold noinline path.  The structs: buffers.pxd.
 
 cdef extern from *:
     """
@@ -133,26 +127,6 @@ cdef inline int buf_push_byte(Buf* b, uint8_t v) noexcept nogil:
     return 0
 
 
-# Output blocks return here when pyarrow releases them, so the next batch writes into memory that
-# is already mapped (a fresh page costs a kernel fault and zeroing).  Only touched with the GIL
-# held: in _Owned.__dealloc__ and an exported batch's release, in the builders' *_init, which run before the nogil loops, and
-# when a column set is freed.
-#
-# Each block remembers the column it was written for: its column set's `PoolOwner` and the
-# column's index.  A column takes back its own block first (its pages are the ones its last
-# batch touched); else the smallest that fits of those no busy column set owns (a finished or
-# idle decoder's, a capture file's); else a fresh one.  Taken by size alone, two decoders of one
-# process taking turns (generic and typed, or two topics) took each other's blocks, the one
-# robbed took the next, and whatever came from a smaller column faulted in its new pages:
-# 400-1,100 faults per batch of the Avro protocol's `orders10` with a generic decoder beside it.
-# A column set is busy while it reserved within the last POOL_BUSY reserves of the process: a
-# few decoders taking turns keep their blocks, one left idle does not hoard the pool.
-cdef struct PoolOwner:
-    int alive            # the column set still exists
-    Py_ssize_t refs      # the column set's own reference + one per exported block or batch
-    Py_ssize_t last      # pool_clock at its last reserve
-
-
 cdef enum:
     POOL_BUSY = 3
     POOL_SLOTS = 256
@@ -272,16 +246,6 @@ cdef inline void buf_free(Buf* b) noexcept nogil:
     b.cap = 0
 
 
-# Validity bitmap kept alongside a column: bits are set for valid rows, and the bitmap is only
-# written once the column has a null (take_validity hands pyarrow None before that).
-cdef struct Bits:
-    Buf b
-    Py_ssize_t n
-    Py_ssize_t nulls
-    Py_ssize_t rows_hint      # rows reserved for the batch (colset_reserve): the bitmap's size
-                              # once a null comes
-
-
 cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
     # the bitmap exists only once a null arrived: all-valid columns (most) never write bits
     if v.nulls == 0:
@@ -311,16 +275,6 @@ cdef int _bits_materialise(Bits* v) noexcept nogil:
         v.b.data[full - 1] = <uint8_t>((1 << (v.n & 7)) - 1)
     v.b.len = full
     return 0
-
-
-# Variable-width column (string/binary): int32 offsets, data, validity.  Leading null rows are
-# only counted (`lazy`) and written when the first value arrives or at export, so a column that
-# stays null (DDL text on DML rows, claim-check locations...) costs nothing per row.
-cdef struct VarCol:
-    Buf offsets
-    Buf data
-    Bits valid
-    Py_ssize_t lazy
 
 
 cdef int var_init(VarCol* c, Py_ssize_t rows, Py_ssize_t bytes_hint, PoolOwner* owner, int col) noexcept nogil:
@@ -393,15 +347,6 @@ cdef void var_free(VarCol* c) noexcept nogil:
     c.valid.n = 0
     c.valid.nulls = 0
     c.lazy = 0
-
-
-# Fixed-width column: `width` bytes per value; width 0 means a bit-packed boolean.
-cdef struct FixCol:
-    Buf data
-    Bits valid
-    int width
-    Py_ssize_t n
-    Py_ssize_t lazy         # leading null rows not written yet (as VarCol.lazy)
 
 
 cdef int fix_init(FixCol* c, int width, Py_ssize_t rows, PoolOwner* owner, int col) noexcept nogil:

@@ -1,12 +1,6 @@
 # One cursor over a Kafka message's key or value.  `start` is the message start, so the byte
 # offset reported in errors is always `pos - start`; `end` is clamped to the event or value
-# being read, and readers never look past it.
-
-cdef struct Cur:
-    const uint8_t* start
-    const uint8_t* pos
-    const uint8_t* end
-
+# being read, and readers never look past it.  Cur, Err and the return codes: cursor.pxd.
 
 cdef extern from *:
     """
@@ -39,43 +33,6 @@ cdef inline uint64_t non_digit_bytes(uint64_t w) noexcept nogil:
     non-digit below it, which is flagged itself)."""
     return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) \
         ^ 0x3333333333333333ULL
-
-
-cdef enum:
-    PART_NONE = 0
-    PART_KEY = 1
-    PART_VALUE = 2
-
-
-# What the nogil message loops return.  RUN_FAIL with `err.failed` set is bad input; without it,
-# an allocation failed.
-cdef enum:
-    RUN_FAIL = -1
-    RUN_OK = 0
-    RUN_STOP = 1      # simple protocol: a message the Python front end handles first
-    RUN_RESTREAM = 2  # simple protocol: a typed row streamed into its targets met what only the
-                      # image path decides in the twin's order (a repeated column, a value that
-                      # fails or stops); the message is read again that way (never leaves _message)
-
-
-# What every nogil function that takes an Err returns when it fails.  The two must stay apart all
-# the way up: a caller that keeps an error for later (a deferred conversion error) reads the Err,
-# which an allocation failure never fills.
-cdef enum:
-    RC_FAILED = -1        # an error is recorded in the Err (bad input)
-    RC_NO_MEMORY = -2     # an allocation failed; the Err is untouched
-
-
-# Filled inside nogil code; turned into DecodeError (raise_decode_error) after the GIL is back.
-cdef struct Err:
-    int failed
-    Py_ssize_t msg
-    Py_ssize_t offset
-    int part
-    int has_column
-    Py_ssize_t column_len
-    char column[256]
-    char reason[256]
 
 
 cdef inline int fail(Err* err, const Cur* c, const char* reason) noexcept nogil:
