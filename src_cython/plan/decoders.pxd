@@ -34,3 +34,20 @@ cdef enum GenericDecoder:
     GEN_TEXT = 4        # a character column's string: itself, UTF-8 checked as a value
     GEN_FLOAT_PLAIN = 5 # float/double of a FLOAT/DOUBLE column: shortest digits, never an
                         # exponent (the simple protocol's rule)
+
+
+# Text-rule output: a column whose values come as text tokens (the simple protocol's JSON
+# strings; an Avro value read by DEC_TEXT_RULES) gets one per target when its plan is compiled
+# (text_decoder_for); decode_text applies it.
+cdef enum TextDecoder:
+    TD_CORE = 0         # the core's converter of (column kind, target writer)
+    TD_TEXT = 1         # a character column's text into a string target, as it is
+    TD_RENDER = 2       # a string target: the value rendered by the protocol's text rules
+    TD_ELEMENTS = 3     # an ENUM/SET index or bitmask into a string target: its element names
+    TD_FLOAT = 4        # a FLOAT/DOUBLE column's number text into float32/float64, exact
+
+
+cdef struct ElementNames:
+    # the ENUM/SET element names of a protocol's plans: element k is names[off[k]:off[k + 1]]
+    Buf names
+    Buf off             # int64 offsets

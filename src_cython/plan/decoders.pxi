@@ -86,3 +86,127 @@ cdef inline int _convert_text(PlanCore core, const ColEntry* e, int j, const cha
     tmp.v.neg = 0
     tmp.v.in_scratch = 0
     return core._convert(&tmp, j, err)
+
+
+# ------------------------------------------------------------------ text tokens (TextDecoder)
+cdef inline bint plain_text_target(int t, uint32_t flags, int w) noexcept nogil:
+    """A character column (not binary, not ENUM/SET) into a string target: its text as it is."""
+    return is_character_text(t, flags) and w == W_STRING
+
+
+cdef int text_decoder_for(int t, uint32_t flags, int w, bint has_elements) noexcept nogil:
+    """The TextDecoder of a column of type t into a target of writer w, chosen once."""
+    cdef int kind = TYPE_KIND[t]
+    if w == W_STRING:
+        if (t == T_ENUM or t == T_SET) and has_elements:
+            return TD_ELEMENTS
+        if plain_text_target(t, flags, w):
+            return TD_TEXT
+        return TD_CORE if flags & FLAG_BINARY else TD_RENDER
+    if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
+        return TD_FLOAT
+    return TD_CORE
+
+
+cdef inline int decode_text(PlanCore core, int td, const ColEntry* e, int j, const ElementNames* el,
+                            int first, int count, Err* err) noexcept nogil:
+    """A column's non-null text token into target j by its TextDecoder td (elements first..first
+    + count of el for TD_ELEMENTS): 0, RC_FAILED or RC_NO_MEMORY.  A TIMESTAMP given with its
+    zone (the simple protocol's {"location", "value"} object) is a token kind of its own."""
+    if e.zone >= 0:
+        return _text_zoned(core, e, j, err)
+    if e.v.kind != J_STR:
+        return fail_at(err, e.v.off, "expected a string value")
+    if td == TD_TEXT:
+        return core._push_value_text(&core.t_var[j], &e.v, err)
+    if td == TD_CORE:
+        return core._convert(e, j, err)
+    if td == TD_RENDER:
+        return core._render_hooked(e, &core.t_var[j], err)
+    if td == TD_ELEMENTS:
+        return _text_elements(core, e, j, el, first, count, err)
+    return _text_float(core, e, j, err)
+
+
+cdef int _text_zoned(PlanCore core, const ColEntry* e, int j, Err* err) noexcept nogil:
+    """A TIMESTAMP's wall text and zone: UTC microseconds, or its text in UTC for a string."""
+    cdef int w = core.writers[j]
+    cdef int64_t wall, utc
+    cdef const char* why = NULL
+    if w == W_STRING:
+        return core._render_hooked(e, &core.t_var[j], err)
+    if w != W_TIMESTAMP:
+        return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
+    if parse_datetime_cached(&core.walls, e.v.p, e.v.n, &wall, &why) < 0:
+        return fail_at(err, e.v.off, why)
+    if core.zone_n[e.zone] < 0:
+        return core._unknown_zone(e.zone, e, err)
+    utc = wall - zone_offset(core.zone_bounds[e.zone], core.zone_offsets[e.zone], core.zone_n[e.zone], wall)
+    if fix_push(&core.t_fix[j], &utc, sizeof(utc)) < 0:
+        return _oom(err)
+    return 0
+
+
+cdef int _text_elements(PlanCore core, const ColEntry* e, int j, const ElementNames* el, int first,
+                        int count, Err* err) noexcept nogil:
+    """An ENUM index (1-based, 0 the empty value) or SET bitmask as its element names."""
+    cdef const uint8_t* sp
+    cdef Py_ssize_t sn
+    cdef int64_t lo
+    cdef uint64_t hi
+    cdef IntVal iv
+    cdef int b, wrote = 0
+    cdef const int64_t* eo = <const int64_t*>el.off.data
+    cdef Buf* out = &core.t_var[j].data
+    cdef int rc = core._str_bytes(&e.v, &sp, &sn, err)
+    if rc < 0:
+        return rc
+    int_range(e.t, e.f, &lo, &hi)
+    if parse_int_text(sp, sn, &iv) != 0 or not int_in_range(&iv, lo, hi):
+        return fail_at(err, e.v.off, "invalid ENUM/SET value")
+    if e.t == T_ENUM:
+        if iv.mag > <uint64_t>count:
+            return fail_at(err, e.v.off, "ENUM index beyond its elements")
+        if iv.mag > 0 and buf_append(out, el.names.data + eo[first + iv.mag - 1],
+                                     eo[first + iv.mag] - eo[first + iv.mag - 1]) < 0:
+            return _oom(err)
+        return _close(&core.t_var[j], 1, err)
+    if count < 64 and (iv.mag >> count) != 0:
+        return fail_at(err, e.v.off, "SET bitmask beyond its elements")
+    for b in range(count):
+        if (iv.mag >> b) & 1:
+            if wrote and buf_push_byte(out, 44) < 0:
+                return _oom(err)
+            if buf_append(out, el.names.data + eo[first + b], eo[first + b + 1] - eo[first + b]) < 0:
+                return _oom(err)
+            wrote = 1
+    return _close(&core.t_var[j], 1, err)
+
+
+cdef int _text_float(PlanCore core, const ColEntry* e, int j, Err* err) noexcept nogil:
+    """A FLOAT/DOUBLE column's number text into float32/float64: the nearest double, a FLOAT
+    column's rounded to float32; into float32 it must be exact."""
+    cdef const uint8_t* sp
+    cdef Py_ssize_t sn
+    cdef double x
+    cdef float f
+    cdef int rc = core._str_bytes(&e.v, &sp, &sn, err)
+    if rc < 0:
+        return rc
+    if json_number_syntax(sp, sn) < 0:
+        return fail_at(err, e.v.off, "invalid number")
+    rc = parse_double(sp, sn, &x, &core.numtmp)
+    if rc == RC_NO_MEMORY:
+        return _oom(err)
+    if rc < 0:
+        return fail_at(err, e.v.off, "number out of range")
+    if TYPE_KIND[e.t] == K_FLOAT32:
+        if to_float32(x, &f) < 0:
+            return fail_at(err, e.v.off, "float out of float32 range")
+        x = f
+    if core.writers[j] == W_FLOAT32:
+        f = <float>x
+        if isinf(f) or <double>f != x:
+            return fail_at(err, e.v.off, "value not exact as float32")
+        return 0 if fix_push(&core.t_fix[j], &f, sizeof(f)) >= 0 else _oom(err)
+    return 0 if fix_push(&core.t_fix[j], &x, sizeof(x)) >= 0 else _oom(err)

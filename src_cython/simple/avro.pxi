@@ -24,9 +24,8 @@ cdef void _sav_compile_column(SimplePlan self, TablePlan* p, int j) noexcept:
 
 cdef int _sav_field_decoder(int t, uint32_t flags, int b, int w) noexcept nogil:
     """The FieldDecoder of branch b of a column of type t into a target of writer w: the value
-    written as it comes where its result and errors are those of its text through
-    SimplePlan._convert (DEC_TEXT_RULES, the twin's route: Avro values as the JSON flavour's
-    strings)."""
+    written as it comes where its result and errors are those of its text through the column's
+    TextDecoder (DEC_TEXT_RULES, the twin's route: Avro values as the JSON flavour's strings)."""
     cdef int kind = TYPE_KIND[t]
     if b == SAV_NULL:
         return DEC_NULL
@@ -43,7 +42,7 @@ cdef int _sav_field_decoder(int t, uint32_t flags, int b, int w) noexcept nogil:
             return DEC_F32
         return DEC_NUMBER if w == W_FLOAT32 else DEC_TEXT_RULES
     if b == SAV_STRING:
-        if _plain_text_target(t, flags, w):
+        if plain_text_target(t, flags, w):
             return DEC_STR
         if kind == K_DECIMAL and (w == W_DECIMAL128 or w == W_DECIMAL256):
             return DEC_DECIMAL_TEXT

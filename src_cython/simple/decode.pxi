@@ -70,15 +70,6 @@ cdef char ENV_KEY_QUOTES_BUF[16 * 24]
 quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTES_BUF, sizeof(ENV_KEY_QUOTES_BUF), ENV_KEY_QUOTED)
 
 
-# Where a streamed string value (JSON, or an Avro string branch) of a column goes, chosen when the
-# table plan is compiled: the steps of SimplePlan._convert that a string without a zone would
-# take for this (column type, target writer), skipped
-cdef enum:
-    SR_CONVERT = 0     # SimplePlan._convert (ENUM/SET elements, floats, rendered text, zones)
-    SR_CORE = 1        # the core's converter table
-    SR_TEXT = 2        # a character column's text into a string target
-
-
 cdef enum:
     SEQ_GIVE_UP = 16
     SEQ_RETRY = 4096
@@ -151,7 +142,7 @@ cdef struct TablePlan:
     uint8_t* name_kind       # per column: 0 needs JSON escaping, 1 plain ASCII, 2 plain non-ASCII
     uint8_t* dec             # per column and Avro union branch (SAV_*): its FieldDecoder
     uint8_t* gen             # per column and Avro union branch: its GenericDecoder
-    uint8_t* string_route    # per column: SR_* of its streamed string values
+    uint8_t* text_dec        # per column: the TextDecoder of its values into its target
 
 
 # a checksum member of a wrong form (JSON), reported once the row is otherwise whole, as the twin
@@ -286,7 +277,7 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
     free(p.name_kind)
     free(p.dec)
     free(p.gen)
-    free(p.string_route)
+    free(p.text_dec)
     buf_free(&p.names)
     buf_free(&p.quoted)
 
@@ -302,8 +293,7 @@ cdef class SimplePlan:
     cdef int* pslot              # open addressing over plan hashes -> plan index, -1 empty
     cdef Py_ssize_t pslot_cap
     cdef Buf keys                # database/table bytes of every plan
-    cdef Buf elems               # enum/set element names
-    cdef Buf elem_off_buf        # int64 offsets into elems (n + 1 per plan group)
+    cdef ElementNames elements   # ENUM/SET element names (n + 1 offsets per column's group)
     cdef Buf avro_scratch        # text forms of Avro values, reserved per message
     cdef public object pending_zone
     cdef public Py_ssize_t pending_zone_at   # byte offset of that TIMESTAMP location
@@ -379,8 +369,8 @@ cdef class SimplePlan:
         free(self.pslot)
         free(self.target_gen)
         buf_free(&self.keys)
-        buf_free(&self.elems)
-        buf_free(&self.elem_off_buf)
+        buf_free(&self.elements.names)
+        buf_free(&self.elements.off)
         buf_free(&self.avro_scratch)
         input_free(&self.input)
 
@@ -441,8 +431,8 @@ cdef class SimplePlan:
         p.name_kind = <uint8_t*>calloc(n, 1)
         p.dec = <uint8_t*>calloc(n * SAV_BRANCHES, 1)
         p.gen = <uint8_t*>calloc(n * SAV_BRANCHES, 1)
-        p.string_route = <uint8_t*>calloc(n, 1)
-        if not (p.name_kind and p.dec and p.gen and p.string_route and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
+        p.text_dec = <uint8_t*>calloc(n, 1)
+        if not (p.name_kind and p.dec and p.gen and p.text_dec and p.type_code and p.flags and p.elem_first and p.elem_count and p.name_off and p.slot
                 and p.col_target and p.seq and p.seen and p.at and p.tcol):
             _free_table_plan(p)
             no_memory("the column arrays of a table plan")
@@ -478,7 +468,8 @@ cdef class SimplePlan:
             p.col_target[j] = self.core._target_by_name(<const uint8_t*><const char*>name, len(name))
             if p.col_target[j] >= 0:
                 p.tcol[p.col_target[j]] = j
-                p.string_route[j] = self._string_route(col.type_code, col.flags, p.col_target[j])
+                p.text_dec[j] = text_decoder_for(col.type_code, col.flags, self.core.writers[p.col_target[j]],
+                                                 col.elements is not None)
             # Go escapes '"', '\\', control bytes, <, >, & and U+2028/9 in keys: such names are
             # never matched byte for byte
             if not any(ch in col.name for ch in '"\\<>&\u2028\u2029') and all(ord(ch) >= 0x20 for ch in col.name):
@@ -495,32 +486,21 @@ cdef class SimplePlan:
             p.slot[s].name_len = <int32_t>len(name)
             p.elem_first[j] = -1
             if col.elements is not None:
-                p.elem_first[j] = <int>(self.elem_off_buf.len // 8)
+                p.elem_first[j] = <int>(self.elements.off.len // 8)
                 p.elem_count[j] = len(col.elements)
                 for el in col.elements:
                     eb = el.encode("utf-8")
-                    off = self.elems.len
-                    if buf_append(&self.elem_off_buf, &off, 8) < 0:
+                    off = self.elements.names.len
+                    if buf_append(&self.elements.off, &off, 8) < 0:
                         no_memory("the ENUM/SET element offsets")
-                    if buf_append(&self.elems, <const char*>eb, len(eb)) < 0:
+                    if buf_append(&self.elements.names, <const char*>eb, len(eb)) < 0:
                         no_memory("the ENUM/SET element names")
-                off = self.elems.len
-                if buf_append(&self.elem_off_buf, &off, 8) < 0:
+                off = self.elements.names.len
+                if buf_append(&self.elements.off, &off, 8) < 0:
                     no_memory("the ENUM/SET element offsets")
         p.name_off[ncols] = p.names.len
         _build_key_slots(p)
         return 0
-
-    cdef int _string_route(self, int t, uint32_t flags, int tj):
-        """SR_* of a column of type t whose values go to typed target tj (the ladder of
-        SimplePlan._convert, decided once for a string value without a zone)."""
-        cdef int w = self.core.writers[tj]
-        cdef int kind = TYPE_KIND[t]
-        if w == W_STRING:
-            return SR_TEXT if _plain_text_target(t, flags, w) else SR_CONVERT
-        if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
-            return SR_CONVERT
-        return SR_CORE
 
     def zone_names_seen(self):
         """Zone names registered so far (known or not)."""
@@ -707,7 +687,8 @@ cdef class SimplePlan:
             if col >= 0 and p.seen[base + col] == gen:
                 e = &img.cols[p.at[base + col]]
                 if e.v.kind != J_NULL and e.v.kind != J_ABSENT:
-                    rc = self._convert(e, j, err)
+                    rc = decode_text(self.core, p.text_dec[col], e, j, &self.elements, p.elem_first[col],
+                                     p.elem_count[col], err)
                     if rc < 0:
                         if rc == RC_FAILED:
                             set_column(err, self.core._name_ptr(e), e.name_len)
@@ -1079,7 +1060,7 @@ cdef class SimplePlan:
             return -1
         if op == OP_DELETE and self.core.with_old_image:
             return -1
-        self.cur_plan = k               # what _convert reads ENUM/SET elements by
+        self.cur_plan = k
         return IMG_P if op == OP_DELETE else IMG_U
 
     cdef int _json_plan_early(self, DmlInfo* d) noexcept nogil:
@@ -1398,13 +1379,8 @@ cdef class SimplePlan:
         if e.v.in_scratch:
             e.v.p = self.avro_scratch.data + <uintptr_t>e.v.p
             e.v.in_scratch = 0
-        if e.v.kind == J_STR and e.zone < 0 and p.string_route[e.col] != SR_CONVERT:
-            if p.string_route[e.col] == SR_TEXT:
-                rc = self.core._push_value_text(&self.core.t_var[tj], &e.v, err)
-            else:
-                rc = self.core._convert(e, tj, err)
-        else:
-            rc = self._convert(e, tj, err)
+        rc = decode_text(self.core, p.text_dec[e.col], e, tj, &self.elements, p.elem_first[e.col],
+                         p.elem_count[e.col], err)
         if rc == RC_NO_MEMORY:
             return rc
         # the text form is spent: the next value reuses its scratch
@@ -1625,106 +1601,6 @@ cdef class SimplePlan:
             return _oom(err)
         return _close(out, 1, err)
 
-    cdef int _convert(self, const ColEntry* e, int j, Err* err) noexcept nogil:
-        cdef int rc
-        cdef int w = self.core.writers[j]
-        cdef int kind = TYPE_KIND[e.t]
-        cdef const char* why = NULL
-        cdef int64_t wall, utc, lo
-        cdef uint64_t hi
-        cdef IntVal iv
-        cdef TablePlan* p
-        cdef int r, first, cnt, b, wrote
-        cdef const uint8_t* sp
-        cdef Py_ssize_t sn
-        cdef int64_t* eo
-        cdef double x
-        cdef float f
-        cdef ColEntry tmp
-        cdef char txt[400]
-        if e.zone >= 0:
-            if w == W_STRING:
-                return self._utc_text(e, &self.core.t_var[j], err)
-            if w != W_TIMESTAMP:
-                return fail_at(err, e.v.off, "cannot convert a TIMESTAMP to this type")
-            if parse_datetime_cached(&self.core.walls, e.v.p, e.v.n, &wall, &why) < 0:
-                return fail_at(err, e.v.off, why)
-            if self.core.zone_n[e.zone] < 0:
-                return self.core._unknown_zone(e.zone, e, err)
-            utc = wall - zone_offset(self.core.zone_bounds[e.zone], self.core.zone_offsets[e.zone],
-                                      self.core.zone_n[e.zone], wall)
-            if fix_push(&self.core.t_fix[j], &utc, sizeof(utc)) < 0:
-                return _oom(err)
-            return 0
-        if e.v.kind != J_STR:
-            return fail_at(err, e.v.off, "expected a string value")
-        if w == W_STRING and (e.t == T_ENUM or e.t == T_SET):
-            first = self._cur_elem_first(e)
-            if first >= 0:
-                cnt = self._cur_elem_count(e)
-                rc = self.core._str_bytes(&e.v, &sp, &sn, err)
-                if rc < 0:
-                    return rc
-                int_range(e.t, e.f, &lo, &hi)
-                r = parse_int_text(sp, sn, &iv)
-                if r != 0 or not int_in_range(&iv, lo, hi):
-                    return fail_at(err, e.v.off, "invalid ENUM/SET value")
-                eo = <int64_t*>self.elem_off_buf.data
-                if e.t == T_ENUM:
-                    if iv.mag > <uint64_t>cnt:
-                        return fail_at(err, e.v.off, "ENUM index beyond its elements")
-                    if iv.mag > 0 and buf_append(&self.core.t_var[j].data, self.elems.data + eo[first + iv.mag - 1],
-                                                 eo[first + iv.mag] - eo[first + iv.mag - 1]) < 0:
-                        return _oom(err)
-                else:
-                    if cnt < 64 and (iv.mag >> cnt) != 0:
-                        return fail_at(err, e.v.off, "SET bitmask beyond its elements")
-                    wrote = 0
-                    for b in range(cnt):
-                        if (iv.mag >> b) & 1:
-                            if wrote and buf_push_byte(&self.core.t_var[j].data, 44) < 0:
-                                return _oom(err)
-                            if buf_append(&self.core.t_var[j].data, self.elems.data + eo[first + b],
-                                          eo[first + b + 1] - eo[first + b]) < 0:
-                                return _oom(err)
-                            wrote = 1
-                return _close(&self.core.t_var[j], 1, err)
-        if w == W_STRING and not (e.f & FLAG_BINARY):
-            return self._render(e, &self.core.t_var[j], err)
-        if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
-            rc = self.core._str_bytes(&e.v, &sp, &sn, err)
-            if rc < 0:
-                return rc
-            if json_number_syntax(sp, sn) < 0:
-                return fail_at(err, e.v.off, "invalid number")
-            rc = parse_double(sp, sn, &x, &self.core.numtmp)
-            if rc == RC_NO_MEMORY:
-                return _oom(err)
-            if rc < 0:
-                return fail_at(err, e.v.off, "number out of range")
-            if kind == K_FLOAT32:
-                if to_float32(x, &f) < 0:
-                    return fail_at(err, e.v.off, "float out of float32 range")
-                x = f
-            if w == W_FLOAT32:
-                f = <float>x
-                if isinf(f) or <double>f != x:
-                    return fail_at(err, e.v.off, "value not exact as float32")
-                if fix_push(&self.core.t_fix[j], &f, sizeof(f)) < 0:
-                    return _oom(err)
-                return 0
-            if fix_push(&self.core.t_fix[j], &x, sizeof(x)) < 0:
-                return _oom(err)
-            return 0
-        return self.core._convert(e, j, err)
-
-    cdef int _cur_elem_first(self, const ColEntry* e) noexcept nogil:
-        return self.plans[self.cur_plan].elem_first[e.col]
-
-    cdef int _cur_elem_count(self, const ColEntry* e) noexcept nogil:
-        return self.plans[self.cur_plan].elem_count[e.col]
-
-
 cdef int _simpleplan_render(void* owner, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
     """The core renders a column's text through this: the simple protocol's value rules."""
     return (<SimplePlan>owner)._render(e, out, err)
@@ -1811,11 +1687,6 @@ cdef void _push_py_int(FixCol* col, object v, int width):
     else:
         x = v
         fix_push(col, &x, sizeof(x))
-
-
-cdef inline bint _plain_text_target(int t, uint32_t flags, int w) noexcept nogil:
-    """A character column (not binary, not ENUM/SET) into a string target: its text as it is."""
-    return is_character_text(t, flags) and w == W_STRING
 
 
 cdef inline int _envelope_value(SimplePlan plan, int kid, const Span* v, DmlInfo* d, Err* err) noexcept nogil:
