@@ -19,9 +19,10 @@ cdef enum:
     RUN_FAIL = -1
     RUN_OK = 0
     RUN_STOP = 1      # simple protocol: a message the Python front end handles first
-    RUN_RESTREAM = 2  # simple protocol: a typed row streamed into its targets met what only the
-                      # image path decides in the twin's order (a repeated column, a value that
-                      # fails or stops); the message is read again that way (never leaves _message)
+    RUN_READ_AGAIN = 2  # simple protocol: the first, streaming reading of a message met what
+                        # only the row image decides in the twin's order (a repeated column, a
+                        # value that fails or stops): SimplePlan._read_again, the one second
+                        # reading (never leaves _message)
 
 
 # What every nogil function that takes an Err returns when it fails.  The two must stay apart all

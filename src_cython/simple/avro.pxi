@@ -3,7 +3,7 @@
 # (column, branch) when the table plan was registered (plan/decoders.pxi, as the Avro protocol's
 # fields): typed rows stream their map into the targets, generic rows render theirs into the
 # after/before maps as they are read.  A map that must be judged as a whole (a repeated column,
-# a value that fails) is read again through the row image (RUN_RESTREAM, SimplePlan._message).
+# a value that fails) is read again through the row image (RUN_READ_AGAIN, SimplePlan._read_again).
 
 # How _avro_map takes a map's values
 cdef enum MapMode:
@@ -77,20 +77,16 @@ cdef int _avro_message(SimplePlan self, Cur* c, Py_ssize_t msg, Err* err) noexce
     rc = _avro_dml(self, c, &d, err)
     if rc == RUN_OK:
         rc = self._emit_dml(&d, msg, err)
-    if rc != RUN_OK and d.streamed:
-        # the row is dropped whatever comes next: the message is decoded again (after a stop
-        # for a zone, or here), or its failure is handled without a row
-        self._drop_streamed_row(rows, replaced)
-    if rc == RUN_RESTREAM:
+    if rc == RUN_READ_AGAIN:
         # the image path gives the twin's answer.  Other failures need no second reading: what
         # the decoders wrote was read without fault, so the image path would fail the same way.
-        self.rows_read_again += 1
-        _message_again(c, &d, err, msg)
-        self.no_stream = 1
-        rc = _avro_dml(self, c, &d, err)
+        rc = self._read_again(c, &d, rows, replaced, msg, err)
         if rc == RUN_OK:
             rc = self._emit_dml(&d, msg, err)
-        self.no_stream = 0
+    if rc != RUN_OK and d.streamed:
+        # the row is dropped whatever comes next: the message is decoded again (after a stop
+        # for a zone), or its failure is handled without a row
+        self._drop_streamed_row(rows, replaced)
     return rc
 
 
@@ -249,7 +245,7 @@ cdef inline int _map_mode(SimplePlan self, const DmlInfo* d, int which, int stre
     """How the map `which` (IMG_U: data, IMG_P: old) of this row is read (`streamed`: the image
     a typed row streams, SimplePlan._streamed_image)."""
     if not self.core.typed:
-        if self.no_stream:
+        if self.reading_again:
             return MAP_IMAGE
         # an INSERT's old map and a DELETE's data map are no output's
         if (which == IMG_U and d.op == OP_DELETE) or (which == IMG_P and d.op == OP_INSERT):
@@ -411,14 +407,14 @@ cdef int _image_value(SimplePlan self, Cur* c, TablePlan* p, Image* img, ColEntr
     return 0
 
 
-cdef inline int _restream_if_failed(int rc) noexcept nogil:
+cdef inline int _again_if_failed(int rc) noexcept nogil:
     """A decoder's push: a value that does not convert is judged by the image path."""
-    return rc if rc == 0 or rc == RC_NO_MEMORY else RUN_RESTREAM
+    return rc if rc == 0 or rc == RC_NO_MEMORY else RUN_READ_AGAIN
 
 
 cdef int _stream_value(SimplePlan self, Cur* c, TablePlan* p, ColEntry* e, int64_t idx,
                        Err* err) noexcept nogil:
-    """MAP_STREAM: the value through its branch's FieldDecoder into its target: 0, RUN_RESTREAM
+    """MAP_STREAM: the value through its branch's FieldDecoder into its target: 0, RUN_READ_AGAIN
     (a repeated column, or a value that fails: the image path decides), or a failure."""
     cdef int dec = p.dec[e.col * SAV_BRANCHES + idx]
     cdef int tj = p.col_target[e.col]
@@ -431,7 +427,7 @@ cdef int _stream_value(SimplePlan self, Cur* c, TablePlan* p, ColEntry* e, int64
             return rc
         return self._stream_target(p, e, start, err)
     if self.target_gen[tj] == self.row_gen:
-        return RUN_RESTREAM
+        return RUN_READ_AGAIN
     self.target_gen[tj] = self.row_gen
     if dec == DEC_NULL:
         return self.core._push_target_null(tj)
@@ -450,11 +446,11 @@ cdef inline int _stream_number(SimplePlan self, Cur* c, ColEntry* e, int64_t idx
         if avro_long(c, &lv, err) < 0:
             return -1
         _sav_integer(lv, idx, e.t, e.f, &iv)
-        return _restream_if_failed(self.core._push_target_int(tj, &iv, e.t, e.f, e.v.off, err))
+        return _again_if_failed(self.core._push_target_int(tj, &iv, e.t, e.f, e.v.off, err))
     if _sav_real(c, e, idx, &f64, err) < 0:
         return -1
     if dec == DEC_NUMBER:
-        return _restream_if_failed(decode_real_value(self.core, e, f64, tj, err))
+        return _again_if_failed(decode_real_value(self.core, e, f64, tj, err))
     return decode_real(self.core, dec, tj, f64)
 
 
@@ -466,23 +462,23 @@ cdef inline int _stream_string(SimplePlan self, Cur* c, ColEntry* e, int dec, in
         return -1
     val.ascii = 0
     if dec == DEC_STR:
-        return _restream_if_failed(self.core._push_value_text(&self.core.t_var[tj], &val, err))
+        return _again_if_failed(self.core._push_value_text(&self.core.t_var[tj], &val, err))
     if dec == DEC_DECIMAL_TEXT:
-        return _restream_if_failed(self.core._push_decimal_text(tj, val.p, val.n, e.v.off, err))
-    return _restream_if_failed(self.core._push_wall_text(tj, val.p, val.n, TYPE_KIND[e.t], e.v.off, err))
+        return _again_if_failed(self.core._push_decimal_text(tj, val.p, val.n, e.v.off, err))
+    return _again_if_failed(self.core._push_wall_text(tj, val.p, val.n, TYPE_KIND[e.t], e.v.off, err))
 
 
 cdef int _render_value(SimplePlan self, Cur* c, TablePlan* p, Image* img, ColEntry* e, int64_t idx,
                        Err* err) noexcept nogil:
     """MAP_RENDER: the entry's name and its value's text through its branch's GenericDecoder,
     straight into the map being filled (img's: CS_AFTER for data, CS_BEFORE for old): 0,
-    RUN_RESTREAM (a repeated column, or a value that does not render: the image path decides
+    RUN_READ_AGAIN (a repeated column, or a value that does not render: the image path decides
     which copy wins and words the error), or a failure."""
     cdef int col = CS_AFTER if img == &self.core.images[IMG_U] else CS_BEFORE
     cdef VarCol* keys = &self.core.cols.var[self.core.cols.spec[col].first_child]
     cdef Py_ssize_t seen = (img - &self.core.images[0]) * p.ncols + e.col
     if p.seen[seen] == self.image_gen[img - &self.core.images[0]]:
-        return RUN_RESTREAM
+        return RUN_READ_AGAIN
     p.seen[seen] = self.image_gen[img - &self.core.images[0]]
     if var_push(keys, e.name.p, e.name.n) < 0:
         return _oom(err)
@@ -506,19 +502,19 @@ cdef inline int _render_text(SimplePlan self, Cur* c, int g, ColEntry* e, int64_
         _sav_integer(lv, idx, e.t, e.f, &iv)
         int_range(e.t, e.f, &lo, &hi)
         if not int_in_range(&iv, lo, hi):
-            return RUN_RESTREAM           # the image path words the error
-        return _restream_if_failed(render_int(vals, &iv, err))
+            return RUN_READ_AGAIN           # the image path words the error
+        return _again_if_failed(render_int(vals, &iv, err))
     if g == GEN_TEXT:
         if avro_string(c, &val, err) < 0:
             return -1
         val.ascii = 0
-        return _restream_if_failed(self.core._push_value_text(vals, &val, err))
+        return _again_if_failed(self.core._push_value_text(vals, &val, err))
     if g == GEN_FLOAT_PLAIN:
         if _sav_real(c, e, idx, &x, err) < 0:
             return -1
-        return _restream_if_failed(render_real(vals, x, 32 if e.t == T_FLOAT else 64, 1, err))
+        return _again_if_failed(render_real(vals, x, 32 if e.t == T_FLOAT else 64, 1, err))
     if g == GEN_NULL:
-        return _restream_if_failed(_close(vals, 0, err))
+        return _again_if_failed(_close(vals, 0, err))
     return _render_entry(self, c, e, idx, vals, err)
 
 
@@ -538,7 +534,7 @@ cdef int _render_entry(SimplePlan self, Cur* c, ColEntry* e, int64_t idx, VarCol
     else:
         rc = self._render(e, vals, err)
     self.avro_scratch.len = start
-    return _restream_if_failed(rc)
+    return _again_if_failed(rc)
 
 
 cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, IntVal* iv) noexcept nogil:

@@ -314,10 +314,10 @@ cdef class SimplePlan:
     cdef MessageInput input      # the messages of `_values_ref`
     cdef int cur_plan
     # typed rows: the map a row's targets come from is converted as it is read, in whatever
-    # order its columns come (JSON: sorted, Avro: Go map order); no_stream reads a message
-    # through the image instead (the restart).  target_gen[j] == row_gen: target j has this row's
-    # value already.
-    cdef int no_stream
+    # order its columns come (JSON: sorted, Avro: Go map order); reading_again: the message is
+    # read a second time, through the row image (_read_again).  target_gen[j] == row_gen: target
+    # j has this row's value already.
+    cdef int reading_again
     cdef uint32_t* target_gen
     cdef uint32_t row_gen
     cdef readonly long long rows_read_again     # streamed rows sent back to the image (tests)
@@ -868,16 +868,31 @@ cdef class SimplePlan:
             rc = self._json_dml(&c, &d, err)
             if rc != RUN_OK and rc != RC_NO_MEMORY:
                 # the one-pass reader judged members as they came; a repeated key must be judged
-                # by its last copy only (Go's encoding/json, orjson), so whatever it declined or
-                # rejected is read again that way, and that answer stands
-                if d.streamed:
-                    self.rows_read_again += 1
-                    self._drop_streamed_row(rows, replaced)
-                _message_again(&c, &d, err, msg)
-                rc = self._json_dml_last_wins(&c, &d, err)
+                # by its last copy only (Go's encoding/json, orjson): whatever it declined or
+                # rejected is read again
+                rc = self._read_again(&c, &d, rows, replaced, msg, err)
         if rc != RUN_OK:
             return rc
         return self._emit_dml(&d, msg, err)
+
+    cdef int _read_again(self, Cur* c, DmlInfo* d, Py_ssize_t rows, long long replaced,
+                         Py_ssize_t msg, Err* err) noexcept nogil:
+        """The one second reading of a message whose first, streaming reading declined it: its
+        streamed row dropped, the message read from its start into the row image, and that answer
+        stands.  JSON reads every member and takes a repeated key's last copy (Go, orjson);
+        Avro reads its maps into the image."""
+        cdef int rc
+        if d.streamed:
+            self.rows_read_again += 1
+            self._drop_streamed_row(rows, replaced)
+        _message_again(c, d, err, msg)
+        self.reading_again = 1
+        if self.avro:
+            rc = _avro_dml(self, c, d, err)
+        else:
+            rc = self._json_dml_last_wins(c, d, err)
+        self.reading_again = 0
+        return rc
 
     # ---- JSON
     cdef int _json_dml(self, Cur* c, DmlInfo* d, Err* err) noexcept nogil:
@@ -935,7 +950,7 @@ cdef class SimplePlan:
                     d.streamed = 1
                     self._stream_start()
                 rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], stream, err)
-                if rc == RUN_RESTREAM:
+                if rc == RUN_READ_AGAIN:
                     return rc
                 if rc != 0:
                     return _image_declined(rc, err)
@@ -1056,7 +1071,7 @@ cdef class SimplePlan:
         """The image (IMG_U: data, IMG_P: old for a DELETE) a typed row of plan k streams into its
         targets, or -1: not typed, another table's row, a reading again, or a DELETE whose old image
         the `_before` column needs kept."""
-        if not self.core.typed or self.no_stream or not self._own_table(k):
+        if not self.core.typed or self.reading_again or not self._own_table(k):
             return -1
         if op == OP_DELETE and self.core.with_old_image:
             return -1
@@ -1149,7 +1164,7 @@ cdef class SimplePlan:
 
     cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
         """Parse a data/old object at the cursor with the table plan: 0 ok, 1 stop (zone),
-        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RUN_RESTREAM."""
+        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RUN_READ_AGAIN."""
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
@@ -1221,7 +1236,7 @@ cdef class SimplePlan:
                 if r2 == RC_NO_MEMORY:
                     return r2
                 if stream:
-                    return RUN_RESTREAM
+                    return RUN_READ_AGAIN
                 _forget_error(err)   # judged again at the end: a later copy may replace it
                 ts_objects = 1
             if stream:
@@ -1364,7 +1379,7 @@ cdef class SimplePlan:
 
     cdef inline int _stream_target(self, TablePlan* p, ColEntry* e, Py_ssize_t scratch_start,
                                    Err* err) noexcept nogil:
-        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RUN_RESTREAM when the
+        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RUN_READ_AGAIN when the
         image path must decide (a repeated column: the last copy wins at the first one's place;
         a value that fails or stops)."""
         cdef int tj = p.col_target[e.col]
@@ -1372,7 +1387,7 @@ cdef class SimplePlan:
         if tj < 0:
             return 0
         if self.target_gen[tj] == self.row_gen:
-            return RUN_RESTREAM
+            return RUN_READ_AGAIN
         self.target_gen[tj] = self.row_gen
         if e.v.kind == J_NULL or e.v.kind == J_ABSENT:
             return self.core._push_target_null(tj)
@@ -1385,7 +1400,7 @@ cdef class SimplePlan:
             return rc
         # the text form is spent: the next value reuses its scratch
         self.avro_scratch.len = scratch_start
-        return 0 if rc == 0 else RUN_RESTREAM
+        return 0 if rc == 0 else RUN_READ_AGAIN
 
     cdef inline int _stream_end(self) noexcept nogil:
         """A null in every target the streamed map did not name, as _emit_typed gives them."""
