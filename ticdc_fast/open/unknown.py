@@ -54,6 +54,7 @@ class UnknownColumns:
         self.logs = logs                        # {"db.t": OpenPlan | TwinLog}
         self.on_change = on_schema_change
         self.names: dict = {t: () for t in logs}
+        self.found: list = []     # (table, name, message index) first reported by the last stretch
 
     def marks(self) -> dict:
         return {t: (log.unknown_count, log.own_rows) for t, log in self.logs.items()}
@@ -86,6 +87,8 @@ class UnknownColumns:
                 "schema (schema='auto' reads it from the stream), or pass on_schema_change='ignore' "
                 "(new columns dropped and counted)", msg, 0, part="value", table=table, added=tuple(added))
         stats.schema_changes_ignored += len(changes)
+        self.found = [(t, name, msg) for t, log in self.logs.items()
+                      for name, msg, _ in log.unknown_since(marks[t][0])]
         for t, log in self.logs.items():
             if log.unknown_count != marks[t][0]:
                 self.names[t] = tuple(name for name, _, _ in log.unknown_since(0))
