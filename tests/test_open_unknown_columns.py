@@ -161,13 +161,34 @@ def test_realistic_stream_core_equals_twin(impl):
         if r["after"] is not None:
             tables.setdefault(f"{r['_schema']}.{r['_table']}", {}).update(dict(r["after"]))
     # a schema of every other column of each table: a projection
-    schemas = {t: pa.schema([(c, pa.string()) for c in list(cols)[::2]]) for t, cols in tables.items()}
-    out = {}
+    schemas = {t: pa.schema([(c, pa.string()) for c in list(cols)[::2]] + [("no_such", pa.string())])
+               for t, cols in tables.items()}
+    out, missing = {}, {}
     for impl in ("cython", "python"):
         dec = ticdc_fast.OpenDecoder(tables=schemas, implementation=impl)
         for at in range(0, len(keys), 700):
             dec.decode(keys[at:at + 700], values[at:at + 700])
-        out[impl] = dec.unknown_columns
+        out[impl], missing[impl] = dec.unknown_columns, dec.missing_columns
     assert out["cython"] == out["python"]
+    assert missing["cython"] == missing["python"] == {t: ("no_such",) for t in tables}
     assert {t: set(v) for t, v in out["cython"].items()} == \
         {t: set(list(cols)[1::2]) for t, cols in tables.items()}
+
+
+def test_missing_columns_of_full_new_images(decoder_factory):
+    """The typed columns a row's full new image (INSERT, UPDATE) lacked; DELETE images,
+    control rows and handle-key-only rows do not count."""
+    abc = pa.schema([("a", pa.int64()), ("b", pa.int64()), ("c", pa.int64())])
+    dec = decoder_factory(table="db.t", schema=abc, on_schema_change="ignore")
+    decode(dec, row_event({"a": col(1), "b": col(2), "c": col(3)}), resolved_event(),
+           row_event({"a": col(1)}, op="d"), row_event({"a": col(1)}, ohk=True))
+    assert dec.missing_columns == {}
+    decode(dec, row_event({"a": col(1), "b": {"t": 3, "v": None}}),          # null is carried
+           row_event({"b": col(1)}, old={"a": col(1), "b": col(1), "c": col(1)}))
+    assert dec.missing_columns == {"db.t": ("c", "a")}
+    with pytest.raises(ticdc_fast.DecodeError):
+        decode(dec, row_event({"c": col(1)}), row_event({"a": {"t": 3, "v": "no"}}))
+    assert dec.missing_columns == {"db.t": ("c", "a")}
+    many = decoder_factory(tables={"db.t": abc, "db.u": pa.schema([("x", pa.int64())])})
+    decode(many, row_event({"a": col(1), "b": col(2)}), row_event({"y": col(1)}, tbl="u"))
+    assert many.missing_columns == {"db.t": ("c",), "db.u": ("x",)}

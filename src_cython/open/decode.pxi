@@ -244,6 +244,8 @@ cdef class OpenPlan:
     cdef Py_ssize_t* unk_slot  # open addressing over unk_rec (-1 empty)
     cdef Py_ssize_t unk_cap
     cdef int64_t own_rows      # row events of the table read (lifetime; truncate_unknown resets)
+    cdef uint8_t* absent_seen  # per target: a full new image lacked it (missing_since)
+    cdef Buf absent_rec        # int32 target index per first absence, in order
     # the open protocol's own output columns: indexes in the core's column set (-1: not in
     # this plan's output)
     cdef int col_ddl_type
@@ -272,6 +274,10 @@ cdef class OpenPlan:
         self.control_events = bool(cfg.control_events)
         self.dd_cap = 0
         self.memo = &self.memos[0]
+        if self.core.typed:
+            self.absent_seen = <uint8_t*>calloc(max(self.core.ntargets, 1), 1)
+            if self.absent_seen == NULL:
+                no_memory("the typed plan")
         key_hint_init(&self.key_hint)
 
     def __dealloc__(self):
@@ -288,6 +294,8 @@ cdef class OpenPlan:
         buf_free(&self.unk_spell)
         buf_free(&self.unk_rec)
         free(self.unk_slot)
+        free(self.absent_seen)
+        buf_free(&self.absent_rec)
 
     @property
     def invalid_utf8_replaced(self):
@@ -316,6 +324,26 @@ cdef class OpenPlan:
         cdef Py_ssize_t k, n = self.unk_rec.len // <Py_ssize_t>sizeof(UnknownRec)
         return [((<const char*>self.unk_spell.data)[r[k].at:r[k].at + r[k].n].decode("utf-8"),
                  r[k].msg, r[k].row) for k in range(start, n)]
+
+    @property
+    def missing_count(self):
+        """How many target indexes missing_since(0) gives."""
+        return self.absent_rec.len // <Py_ssize_t>sizeof(int32_t)
+
+    def missing_since(self, Py_ssize_t start):
+        """The indexes of the typed columns a row's full new image (INSERT, UPDATE; not a
+        handle-key-only or claim-check row) did not carry, each once, after the first ``start``."""
+        cdef const int32_t* r = <const int32_t*>self.absent_rec.data
+        return [r[k] for k in range(start, self.absent_rec.len // <Py_ssize_t>sizeof(int32_t))]
+
+    def truncate_missing(self, Py_ssize_t count):
+        """Forget the absences recorded after the first ``count`` (a call that failed)."""
+        cdef const int32_t* r = <const int32_t*>self.absent_rec.data
+        cdef Py_ssize_t k
+        for k in range(count, self.absent_rec.len // <Py_ssize_t>sizeof(int32_t)):
+            self.absent_seen[r[k]] = 0
+        if count < self.absent_rec.len // <Py_ssize_t>sizeof(int32_t):
+            self.absent_rec.len = count * sizeof(int32_t)
 
     def truncate_unknown(self, Py_ssize_t count, int64_t rows):
         """Forget the names recorded after the first ``count`` and the rows after ``rows`` (a
@@ -634,7 +662,8 @@ cdef class OpenPlan:
             self._old_flags_from_new(ev.before, ev.after)   # the old image reads as the new one
         if not self.core.typed:
             return self._push_generic(&key, &ev, err)
-        rc = self._emit_typed(ev.after if ev.after != NULL else ev.before, vd, err)
+        rc = self._emit_typed(ev.after if ev.after != NULL else ev.before, vd, err,
+                              ev.after != NULL and key.t == MSG_ROW and not key.ohk and key.ccl.kind != J_STR)
         if rc < 0 or not self.core.with_old_image:
             return rc
         return self._emit_old_image(ev.before, vd, err)
@@ -1457,13 +1486,16 @@ cdef class OpenPlan:
         cdef int rc
         if self.core._old_image_begin(img != NULL) < 0:
             return _oom(err)
-        rc = self._emit_typed(img, vd, err)
+        rc = self._emit_typed(img, vd, err, 0)
         self.core._old_image_end()
         return rc
 
 
-    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err, int full) noexcept nogil:
+        """The typed columns of one row from img (NULL: none); ``full``: a row's whole new image,
+        whose absent columns are recorded (absent_seen) the first time."""
         cdef int j, k, rc
+        cdef int32_t j32
         cdef ColEntry* e
         for j in range(self.core.ntargets):
             self.core.present[j] = -1
@@ -1480,6 +1512,11 @@ cdef class OpenPlan:
             if k < 0 or img.cols[k].v.kind == J_NULL or img.cols[k].v.kind == J_ABSENT:
                 if self.core._push_target_null(j) < 0:
                     return _oom(err)
+                if k < 0 and full and not self.absent_seen[j]:
+                    j32 = j
+                    if buf_append(&self.absent_rec, &j32, sizeof(int32_t)) < 0:
+                        return _oom(err)
+                    self.absent_seen[j] = 1
                 continue
             e = &img.cols[k]
             rc = self.core._convert(e, j, err)

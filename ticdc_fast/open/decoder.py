@@ -116,7 +116,8 @@ class OpenDecoder(FrontEnd):
     After each ``decode()`` call, ``unknown_columns`` is ``{"db.t": ("c1", ...)}``: per typed
     table the column names its rows carried (in any image) that the typed schema lacks, in
     first-seen order, cumulative over the decoder's life (a call that raised adds nothing);
-    tables without such a column are left out.
+    tables without such a column are left out.  ``missing_columns``, alike: the typed columns a
+    row's full new image (INSERT, UPDATE) did not carry.
     """
 
     needs_keys = True
@@ -167,7 +168,8 @@ class OpenDecoder(FrontEnd):
             if self.implementation == "cython":
                 self._core_plan = _impl.core.OpenPlan(self.config)
             if schema is not None:
-                self._unknown_logs({self._layout.table: self._core_plan}, on_schema_change)
+                self._unknown_logs({self._layout.table: self._core_plan}, {self._layout.table: schema},
+                                   on_schema_change)
             return
         subs = tuple(config(sch, key) for key, sch in tables.items())
         self.config = replace(config(None, None), old_image=False, tables=subs, unlisted=unlisted)
@@ -180,19 +182,27 @@ class OpenDecoder(FrontEnd):
             self._core_plan = _impl.core.OpenPlan(self.config)
             plans = [_impl.core.OpenPlan(sub) for sub in subs]
             self._core_plan.set_routes(plans, unlisted == "generic")
-        self._unknown_logs(dict(zip(tables, plans)), on_schema_change)
+        self._unknown_logs(dict(zip(tables, plans)), tables, on_schema_change)
 
-    def _unknown_logs(self, plans: dict, on_schema_change: str) -> None:
+    def _unknown_logs(self, plans: dict, schemas: dict, on_schema_change: str) -> None:
         """Per typed table the log of the columns its rows carry that its schema lacks: the
         core's typed plan, or the twin's ``TwinLog``."""
         logs = {t: plan if plan is not None else TwinLog() for t, plan in plans.items()}
-        self._unknown = UnknownColumns(logs, on_schema_change)
+        self._unknown = UnknownColumns(logs, on_schema_change,
+                                       {t: [f.name for f in as_arrow_schema(s)] for t, s in schemas.items()})
 
     @property
     def unknown_columns(self) -> dict:
         """``{"db.t": ("c1", ...)}``: per typed table, the columns its rows carried that the
         typed schema lacks (first-seen order, over the decoder's life; calls that returned)."""
         return {} if self._unknown is None else self._unknown.report()
+
+    @property
+    def missing_columns(self) -> dict:
+        """``{"db.t": ("c1", ...)}``: per typed table, the typed columns a row's full new image
+        (INSERT, UPDATE; not handle-key-only or claim-check rows) did not carry (first-seen
+        order, over the decoder's life; calls that returned)."""
+        return {} if self._unknown is None else self._unknown.report_missing()
 
     def _defer_auto(self, args: dict) -> None:
         """``schema="auto"``: the typed schema is inferred from the table's rows in the first
@@ -288,12 +298,13 @@ class OpenDecoder(FrontEnd):
         return out
 
     def _part_begin(self, values=None) -> None:
-        self._call_marks = None if self._unknown is None else (self._unknown.marks(), dict(self._unknown.names))
+        u = self._unknown
+        self._call_marks = None if u is None else (u.marks(), dict(u.names), dict(u.absent))
 
     def _part_rollback(self, mark) -> None:
         if self._unknown is not None and self._call_marks is not None:
             self._unknown.rollback(self._call_marks[0])
-            self._unknown.names = self._call_marks[1]
+            self._unknown.names, self._unknown.absent = self._call_marks[1], self._call_marks[2]
 
     def _decode_stretch(self, keys, values, partitions, offsets) -> pa.RecordBatch | TableBatches:
         self._check_stretch(keys, values, partitions, offsets)

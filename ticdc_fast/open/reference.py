@@ -587,6 +587,8 @@ class _Rows:
                 return
             if t == C.MSG_ROW and self.log is not None:
                 self.log.note(a, b, i, self.decoders.names)
+                if a is not None and not kd.get("ohk", False) and "ccl" not in kd:
+                    self.log.note_missing(a, cfg.targets)
             image = (a, "u") if a is not None else (b, before)
             for j, v in enumerate(_typed_image(image[0], cfg, self.decoders, i, vstart, value, image[1])):
                 self.typed_cols[j].append(v)

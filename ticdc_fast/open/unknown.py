@@ -21,6 +21,7 @@ class TwinLog:
         self.recs: list = []            # (name, message index, row ordinal)
         self.seen: set = set()
         self.own_rows = 0
+        self.missing: list = []         # target indexes a full new image lacked, first time each
 
     @property
     def unknown_count(self) -> int:
@@ -28,6 +29,23 @@ class TwinLog:
 
     def unknown_since(self, start: int) -> list:
         return self.recs[start:]
+
+    @property
+    def missing_count(self) -> int:
+        return len(self.missing)
+
+    def missing_since(self, start: int) -> list:
+        return self.missing[start:]
+
+    def truncate_missing(self, count: int) -> None:
+        del self.missing[count:]
+
+    def note_missing(self, after, targets) -> None:
+        """A row's full new image: the typed columns it does not carry."""
+        names = {col[0] for col in after}
+        for j, target in enumerate(targets):
+            if target.name not in names and j not in self.missing:
+                self.missing.append(j)
 
     def truncate_unknown(self, count: int, rows: int) -> None:
         for name, _, _ in self.recs[count:]:
@@ -50,18 +68,21 @@ class UnknownColumns:
     """The front end's side: the logs of a decoder's typed tables, the names reported so far
     (cumulative over the decoder's life, only calls that returned), and the schema-change check."""
 
-    def __init__(self, logs: dict, on_schema_change: str):
+    def __init__(self, logs: dict, on_schema_change: str, targets: dict):
         self.logs = logs                        # {"db.t": OpenPlan | TwinLog}
+        self.targets = targets                  # {"db.t": [typed column names]}
+        self.absent: dict = {t: () for t in logs}
         self.on_change = on_schema_change
         self.names: dict = {t: () for t in logs}
         self.found: list = []     # (table, name, message index) first reported by the last stretch
 
     def marks(self) -> dict:
-        return {t: (log.unknown_count, log.own_rows) for t, log in self.logs.items()}
+        return {t: (log.unknown_count, log.own_rows, log.missing_count) for t, log in self.logs.items()}
 
     def rollback(self, marks: dict) -> None:
         for t, log in self.logs.items():
-            log.truncate_unknown(*marks[t])
+            log.truncate_unknown(*marks[t][:2])
+            log.truncate_missing(marks[t][2])
 
     def commit(self, marks: dict, stats) -> None:
         """A stretch decoded: its new names are reported; with a typed schema that held every
@@ -92,9 +113,14 @@ class UnknownColumns:
         for t, log in self.logs.items():
             if log.unknown_count != marks[t][0]:
                 self.names[t] = tuple(name for name, _, _ in log.unknown_since(0))
+            if log.missing_count != marks[t][2]:
+                self.absent[t] = tuple(self.targets[t][j] for j in log.missing_since(0))
 
     def report(self) -> dict:
         return {t: names for t, names in self.names.items() if names}
+
+    def report_missing(self) -> dict:
+        return {t: names for t, names in self.absent.items() if names}
 
 
 def _whole_table(log) -> bool:
