@@ -512,7 +512,7 @@ def _cmd_sync(args) -> int:
     import signal
 
     from .delta_sink import SchemaChangeStop
-    from .delta_sync import TwoPasses, discover, parse_keys, summary_json, sync
+    from .delta_sync import TwoPasses, discover, parse_keys, partitions_of, summary_json, sync
     _require("sync", "deltalake")
     _check_source(args)
     if args.bootstrap or args.protocol == "avro":
@@ -527,8 +527,11 @@ def _cmd_sync(args) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
     try:
         passes = TwoPasses(lambda: _sync_chunks(args))
-        tables, seen = discover(args.protocol, passes.first(), options)
-        if args.table:
+        if args.protocol == "open":           # one decode: the tables are learned by it
+            tables, seen = None, partitions_of(passes.first())
+        else:
+            tables, seen = discover(args.protocol, passes.first(), options)
+        if args.table and tables is not None:
             if args.table not in tables:
                 raise ValueError(f"table {args.table} has no change in the input (tables: {sorted(tables)})")
             tables = {args.table: tables[args.table]}
@@ -537,7 +540,8 @@ def _cmd_sync(args) -> int:
                        topic=args.topic or "capture", keys=parse_keys(args.key), scd=args.scd,
                        schema_change=args.schema_change, consistent=args.apply == "resolved",
                        decoder_options=options, progress=None if args.quiet else _sync_progress,
-                       should_stop=lambda: bool(stop), step_messages=args.batch_size if args.input else None)
+                       should_stop=lambda: bool(stop), step_messages=args.batch_size if args.input else None,
+                       only=args.table if tables is None else None)
     except SchemaChangeStop as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 4

@@ -1,12 +1,17 @@
 """``ticdc-fast sync``: a topic (or a capture of it) → Delta tables through ``DeltaSink``.
 
-Two passes over the input: the first decodes it generic and learns every table's columns (the
-union over its schema versions, Spark-accepted types) and key (open protocol: the handle-key
-flags; simple: the table schema's primary key; Avro: the Kafka key's fields); the second decodes
-it typed (``tables=``, old images, schema changes ignored by the decoder: the sink decides) and
-writes it a chunk at a time.  A restart reads from the start again and the sink leaves out what
-its tables already hold (``delta_sink``), so a run killed at any point and started again ends
-with the tables of one uninterrupted run.
+Simple and Avro protocols, two passes over the input: the first (``discover``) decodes it
+generic and learns every table's columns (the union over its schema versions, Spark-accepted
+types) and key (simple: the table schema's primary key; Avro: the Kafka key's fields); the
+second decodes it typed (``tables=``, old images, schema changes ignored by the decoder: the
+sink decides) and writes it a chunk at a time.  The open protocol decodes once (``sync`` with
+``tables=None``, ``OpenTables``): the first pass only reads the partitions (``partitions_of``),
+and the typed decode learns the tables as it meets them: a piece whose rows name a table not
+known yet, or columns its schema lacks (the decoder's ``unknown_columns``), teaches them (types
+and handle-key flags from the rows around their first appearance) and is decoded again.  A
+restart reads from the start again and the sink leaves out what its tables already hold
+(``delta_sink``), so a run killed at any point and started again ends with the tables of one
+uninterrupted run.
 """
 from __future__ import annotations
 
@@ -189,6 +194,133 @@ def _learn_avro(batch, k, v, schemas, keys, dec, options):
                 keys[table] = [name for name, _ in first[0]]
 
 
+def partitions_of(chunks) -> list:
+    """The partitions ``chunks`` have messages of (nothing decoded)."""
+    parts: set = set()
+    for _, _, p, _ in chunks:
+        parts.update(pc.unique(p if isinstance(p, (pa.Array, pa.ChunkedArray)) else pa.array(p)).to_pylist())
+    return sorted(parts)
+
+
+class OpenTables:
+    """The open protocol in one pass: the tables and their columns, learned by the typed decode
+    that writes them.  ``decode`` gives a piece's ``{table: batch}``: decoded typed with the
+    tables known; if its rows name a table not known yet (the decoder's ``OTHER_TABLES`` rows)
+    or columns a table's schema lacks (``unknown_columns``; not with ``schema_change="ignore"``,
+    which keeps the first columns), they are learned from the rows around their first message
+    and the piece is decoded again with the new schemas."""
+
+    def __init__(self, decoder_options=None, schema_change="evolve", keys=None, only=None):
+        self.options = dict(decoder_options or {})
+        self.keep_first = schema_change == "ignore"
+        self.given = dict(keys or {})
+        self.only = only
+        self.tables: dict = {}          # "db.t" -> TableInfo
+        self.dec = None
+        self.redecoded = 0              # pieces decoded again because they taught something
+
+    def decode(self, k, v, p, o) -> dict:
+        """``({table: batch}, {partition: resolved ts} of a piece no table is known for yet)``."""
+        while True:
+            dec = self._decoder()
+            out = dec.decode(k, v, partitions=p, offsets=o)
+            if not self._learn(out, dec, k, v, p, o):
+                break
+            self.dec = None
+            self.redecoded += 1
+        if isinstance(out, pa.RecordBatch):       # no table known yet: nothing to write
+            return {}, _resolved_of(out)
+        return {t: b for t, b in out.items() if t in self.tables}, {}
+
+    def _decoder(self):
+        if self.dec is None:
+            if not self.tables:
+                self.dec = _decoder("open", self.options)
+            else:
+                pick = (lambda i: i.first or i.schema) if self.keep_first else (lambda i: i.schema)
+                unlisted = "skip" if self.only is not None and self.only in self.tables else "generic"
+                self.dec = _decoder("open", self.options, tables={t: pick(i) for t, i in self.tables.items()},
+                                    old_image=True, unlisted=unlisted, on_schema_change="ignore")
+        return self.dec
+
+    def _learn(self, out, dec, k, v, p, o) -> bool:
+        """Learn the piece's new tables and columns; whether there were any."""
+        from .tables import OTHER_TABLES
+        starts: dict = {}        # table -> message indexes to read its columns from
+        other = out if isinstance(out, pa.RecordBatch) else out.get(OTHER_TABLES)
+        if other is not None and other.num_rows:
+            for table, at in _first_rows_of_tables(other, p, o).items():
+                if table not in self.tables and (self.only is None or table == self.only):
+                    starts.setdefault(table, set()).add(at)
+        if not self.keep_first and not isinstance(out, pa.RecordBatch):
+            for table, _, msg in dec._unknown.found:
+                starts.setdefault(table, set()).add(msg)
+        for table, at in starts.items():
+            self._learn_table(table, sorted(at), k, v, dec)
+        return bool(starts)
+
+    def _learn_table(self, table, starts, k, v, dec) -> None:
+        from .arrow_types import infer_open_schema, spark_schema
+        known = self.tables.get(table)
+        keys, values, seen = [], [], set()
+        for at in starts:
+            for i in range(at, min(at + _SAMPLE, len(v))):
+                if i not in seen:
+                    seen.add(i)
+                    keys.append(_item(k, i))
+                    values.append(_item(v, i))
+        found = infer_open_schema(keys, values, table=table, compression=self.options.get("compression", "none"))
+        old = None if known is None else (known.schema, known.first)
+        union, first = _union(old, spark_schema(found))
+        if known is not None:
+            missing = [c for c in dec.unknown_columns.get(table, ()) if c not in union.names]
+            if missing:
+                raise RuntimeError(f"the rows of {table} name {missing}, which its rows around them do not show")
+            known.schema = union
+            return
+        key = self.given.get(table) or [f.name for f in found
+                                        if int((f.metadata or {}).get(b"ticdc_flags", b"0")) & C.FLAG_HANDLE_KEY]
+        if not key:
+            raise ValueError(f"no key found in the stream for {[table]}: give them (--key db.t=col1,col2)")
+        self.tables[table] = TableInfo(union, list(key), first)
+
+
+def _item(seq, i):
+    return seq[i].as_py() if isinstance(seq, (pa.Array, pa.ChunkedArray)) else seq[i]
+
+
+def _first_rows_of_tables(generic, p, o) -> dict:
+    """``{table: message index}`` of the first data row of each table in a generic batch, found
+    by its ``_partition``/``_offset`` among the piece's."""
+    data = generic.filter(pc.is_in(generic["_op"], pa.array(["INSERT", "UPDATE", "DELETE"])))
+    if not data.num_rows:
+        return {}
+    names = pc.binary_join_element_wise(data[C.COL_SCHEMA], data[C.COL_TABLE], ".")
+    parts, offs = _numbers(p), _numbers(o)
+    out: dict = {}
+    for table in pc.unique(names).to_pylist():
+        row = pc.index(names, table).as_py()
+        at = (parts == data["_partition"][row].as_py()) & (offs == data["_offset"][row].as_py())
+        out[table] = int(np.flatnonzero(at)[0])
+    return out
+
+
+def _numbers(seq) -> np.ndarray:
+    if isinstance(seq, pa.ChunkedArray):
+        seq = seq.combine_chunks()
+    if isinstance(seq, pa.Array):
+        return seq.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return np.asarray(list(seq), dtype=np.int64)
+
+
+def _resolved_of(generic) -> dict:
+    res = generic.select(["_op", "_partition", C.COL_COMMIT_TS]).filter(pc.equal(generic["_op"], "RESOLVED"))
+    out: dict = {}
+    for r in res.to_pylist():
+        out[r["_partition"]] = max(r[C.COL_COMMIT_TS], out.get(r["_partition"], r[C.COL_COMMIT_TS]))
+    return out
+
+
 # ---------------------------------------------------------------------- pass 2: the sink
 def next_offsets(parts, offs) -> dict:
     """``{partition: highest offset + 1}`` of one chunk."""
@@ -214,40 +346,65 @@ def capture_blocks(path):
 
 def sync(protocol, chunks, root, *, tables, partitions, topic, keys=None, scd=1, schema_change="evolve",
          consistent=True, storage_options=None, decoder_options=None, app_id="ticdc_fast",
-         progress=None, should_stop=None, step_messages=None) -> SyncSummary:
+         progress=None, should_stop=None, step_messages=None, only=None) -> SyncSummary:
     """Write ``chunks`` (an iterable of (keys, values, partitions, offsets)) into Delta tables
     under ``root``, a step per ``step_messages`` messages (default: per chunk, as long as no
-    chunk is longer).  ``tables``: ``{"db.t": TableInfo}`` (``discover``); ``keys``
-    overrides their keys.  ``progress(summary, step)`` after every step; ``should_stop()`` True
-    ends the run between steps (nothing is lost: the next run goes on)."""
+    chunk is longer).  ``tables``: ``{"db.t": TableInfo}`` (``discover``), or for the open
+    protocol None: learned in the one pass (``OpenTables``; ``only="db.t"``: that table
+    alone); ``keys`` overrides their keys.  ``progress(summary, step)`` after every step;
+    ``should_stop()`` True ends the run between steps (nothing is lost: the next run goes on)."""
+    learner = None
+    if tables is None:
+        if protocol != "open":
+            raise ValueError("tables=None (learned in one pass) is for the open protocol; use discover()")
+        learner = OpenTables(decoder_options, schema_change, keys, only)
+        tables = {}
     keys = {t: list(keys[t]) if keys and t in keys else info.keys for t, info in tables.items()}
     missing = sorted(t for t, k in keys.items() if not k)
     if missing:
         raise ValueError(f"no key found in the stream for {missing}: give them (--key db.t=col1,col2)")
     sink = DeltaSink(root, keys=keys, partitions=partitions, topic=topic, app_id=app_id, scd=scd,
                      schema_change=schema_change, consistent=consistent, storage_options=storage_options)
-    kw = {"on_schema_change": "ignore"} if protocol != "open" else {}
-    pick = (lambda i: i.first or i.schema) if schema_change == "ignore" else (lambda i: i.schema)
-    dec = _decoder(protocol, decoder_options, tables={t: pick(i) for t, i in tables.items()},
-                   old_image=True, **kw)
+    if learner is not None:
+        decode = _learning(learner, sink)
+    else:
+        pick = (lambda i: i.first or i.schema) if schema_change == "ignore" else (lambda i: i.schema)
+        dec = _decoder(protocol, decoder_options, tables={t: pick(i) for t, i in tables.items()},
+                       old_image=True, on_schema_change="ignore")
+        decode = lambda k, v, p, o: (dec.decode(k, v, partitions=p, offsets=o), {})  # noqa: E731
     summary = SyncSummary()
-    for batches, offsets, messages in _steps(dec, chunks, step_messages):
-        step = sink.write(batches, offsets=offsets)
+    for batches, offsets, messages, resolved in _steps(decode, chunks, step_messages):
+        step = sink.write(batches, offsets=offsets, resolved=resolved or None)
         _add(summary, step, messages)
         if progress is not None:
             progress(summary, step)
         if should_stop is not None and should_stop():
             summary.stopped = True
             break
+    if learner is not None and only is not None and only not in learner.tables and not summary.stopped:
+        raise ValueError(f"table {only} has no change in the input (tables: {sorted(learner.tables)})")
     return summary
 
 
-def _steps(dec, chunks, size):
-    """(``{table: pyarrow.Table}``, next offsets, messages) per step of ``size`` messages (the
-    last one shorter; None: a step per chunk): chunks are sliced, never copied, and decoded a
-    piece at a time."""
+def _learning(learner: OpenTables, sink: DeltaSink):
+    """The one-pass decode of ``sync``: each table learned gets its key in the sink."""
+    from .delta_sink import table_key
+
+    def decode(k, v, p, o):
+        batches, resolved = learner.decode(k, v, p, o)
+        for t, info in learner.tables.items():
+            sink.keys.setdefault(table_key(t), list(info.keys))
+        return batches, resolved
+    return decode
+
+
+def _steps(decode, chunks, size):
+    """(``{table: pyarrow.Table}``, next offsets, messages, ``{partition: resolved ts}`` the
+    batches do not show) per step of ``size`` messages (the last one shorter; None: a step per
+    chunk): chunks are sliced, never copied, and decoded a piece at a time."""
     held: dict = {}
     offsets: dict = {}
+    resolved: dict = {}
     messages = 0
     for chunk in chunks:
         n, at = len(chunk[1]), 0
@@ -256,16 +413,29 @@ def _steps(dec, chunks, size):
             take = min(n - at, cap - messages)
             k, v, p, o = (c[at:at + take] for c in chunk)
             at += take
-            for table, batch in dec.decode(k, v, partitions=p, offsets=o).items():
+            batches, seen = decode(k, v, p, o)
+            for table, batch in batches.items():
                 held.setdefault(table, []).append(batch)
+            for part, ts in seen.items():
+                resolved[part] = max(ts, resolved.get(part, ts))
             for part, nxt in next_offsets(p, o).items():
                 offsets[part] = max(nxt, offsets.get(part, nxt))
             messages += take
             if messages == cap:
-                yield {t: pa.Table.from_batches(bs) for t, bs in held.items()}, offsets, messages
-                held, offsets, messages = {}, {}, 0
+                yield _tables(held), offsets, messages, resolved
+                held, offsets, messages, resolved = {}, {}, 0, {}
     if messages:
-        yield {t: pa.Table.from_batches(bs) for t, bs in held.items()}, offsets, messages
+        yield _tables(held), offsets, messages, resolved
+
+
+def _tables(held: dict) -> dict:
+    """Each table's batches as one Table (a table learned mid-step has columns its earlier
+    batches lack: they are null there)."""
+    out = {}
+    for t, bs in held.items():
+        out[t] = pa.Table.from_batches(bs) if all(b.schema == bs[0].schema for b in bs) else \
+            pa.concat_tables([pa.Table.from_batches([b]) for b in bs], promote_options="permissive")
+    return out
 
 
 class TwoPasses:

@@ -36,7 +36,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("tables", "str", None, ALL, "many tables in one pass: {'db.t': schema or None}"),
     Option("unlisted", "str", "skip", ALL, "rows of tables not in tables=: skip or generic"),
     Option("on_error", "str", "fail", ALL, "a message that cannot be decoded: fail, skip or dead_letter"),
-    Option("on_schema_change", "str", "fail", (SIMPLE, AVRO), "typed: a DDL / value schema that changes the typed columns: fail or ignore"),
+    Option("on_schema_change", "str", "fail", ALL, "typed: a DDL / value schema / row that changes the typed columns: fail or ignore"),
     Option("timezone", "str", "UTC", ALL, "the TiCDC server zone TIMESTAMP text was written in"),
     Option("control_events", "bool", True, ALL, "typed: keep RESOLVED and DDL rows"),
     Option("old_image", "bool", False, ALL, "typed: add the _before struct (the old row)"),

@@ -46,6 +46,18 @@ cdef struct ColumnMemo:
     Buf spell              # the spellings, one after another
     Buf cols               # MemoColumn per position
     Py_ssize_t n
+    uint64_t version       # OpenPlan.memo_gen when it was last saved
+    int recorded           # typed plans: every name of it was checked by _note_unknown (a row
+                           # of the plan's table), so an image that follows it has nothing to report
+
+
+cdef struct UnknownRec:
+    # one column name a typed plan's table carried and its targets lack (OpenPlan.unk_rec)
+    uint64_t hash
+    Py_ssize_t at          # its bytes in OpenPlan.unk_spell
+    Py_ssize_t n
+    Py_ssize_t msg         # the message it was first seen in (index within that call)
+    int64_t row            # the plan's row ordinal (own_rows) of that row: 0 is its first row
 
 
 cdef struct HeadRef:
@@ -221,6 +233,19 @@ cdef class OpenPlan:
     cdef int before_incomplete # the UPDATE just read leaves some bare group unplaced
     cdef int32_t* dd_idx       # the name set of an image off its memo (_dedupe_slot), -1 empty
     cdef Py_ssize_t dd_cap
+    # typed plans: the column names rows of the table carried that the targets lack, each once
+    # in first-seen order over the plan's life (unknown_since); checked only for an image that
+    # is not on a memo already checked (img_fresh), so a row on its memo costs three tests
+    cdef uint64_t memo_gen     # memo saves so far (ColumnMemo.version)
+    cdef int img_fresh[3]      # per IMG_*: the image just read may name a column not checked yet
+    cdef uint64_t img_ver[3]   # per IMG_*: the memo version the image equals (0: none)
+    cdef Buf unk_spell         # the names' bytes
+    cdef Buf unk_rec           # UnknownRec per name
+    cdef Py_ssize_t* unk_slot  # open addressing over unk_rec (-1 empty)
+    cdef Py_ssize_t unk_cap
+    cdef int64_t own_rows      # row events of the table read (lifetime; truncate_unknown resets)
+    cdef uint8_t* absent_seen  # per target: a full new image lacked it (missing_since)
+    cdef Buf absent_rec        # int32 target index per first absence, in order
     # the open protocol's own output columns: indexes in the core's column set (-1: not in
     # this plan's output)
     cdef int col_ddl_type
@@ -249,6 +274,10 @@ cdef class OpenPlan:
         self.control_events = bool(cfg.control_events)
         self.dd_cap = 0
         self.memo = &self.memos[0]
+        if self.core.typed:
+            self.absent_seen = <uint8_t*>calloc(max(self.core.ntargets, 1), 1)
+            if self.absent_seen == NULL:
+                no_memory("the typed plan")
         key_hint_init(&self.key_hint)
 
     def __dealloc__(self):
@@ -262,6 +291,11 @@ cdef class OpenPlan:
         free(self.route_slot)
         buf_free(&self.bare)
         buf_free(&self.head_ref)
+        buf_free(&self.unk_spell)
+        buf_free(&self.unk_rec)
+        free(self.unk_slot)
+        free(self.absent_seen)
+        buf_free(&self.absent_rec)
 
     @property
     def invalid_utf8_replaced(self):
@@ -270,6 +304,62 @@ cdef class OpenPlan:
     @property
     def output_columns(self):
         return self.core.output_columns()
+
+    # ------------------------------------------------------------------ unknown columns
+    @property
+    def unknown_count(self):
+        """How many names unknown_since(0) gives."""
+        return self.unk_rec.len // <Py_ssize_t>sizeof(UnknownRec)
+
+    @property
+    def own_rows(self):
+        """Row events of the plan's table read over its life."""
+        return self.own_rows
+
+    def unknown_since(self, Py_ssize_t start):
+        """``[(name, message index, row ordinal)]`` of the names recorded after the first
+        ``start``: columns rows of the table carried that the typed schema lacks, each once, in
+        first-seen order (the row ordinal counts the table's row events, 0 its first)."""
+        cdef const UnknownRec* r = <const UnknownRec*>self.unk_rec.data
+        cdef Py_ssize_t k, n = self.unk_rec.len // <Py_ssize_t>sizeof(UnknownRec)
+        return [((<const char*>self.unk_spell.data)[r[k].at:r[k].at + r[k].n].decode("utf-8"),
+                 r[k].msg, r[k].row) for k in range(start, n)]
+
+    @property
+    def missing_count(self):
+        """How many target indexes missing_since(0) gives."""
+        return self.absent_rec.len // <Py_ssize_t>sizeof(int32_t)
+
+    def missing_since(self, Py_ssize_t start):
+        """The indexes of the typed columns a row's full new image (INSERT, UPDATE; not a
+        handle-key-only or claim-check row) did not carry, each once, after the first ``start``."""
+        cdef const int32_t* r = <const int32_t*>self.absent_rec.data
+        return [r[k] for k in range(start, self.absent_rec.len // <Py_ssize_t>sizeof(int32_t))]
+
+    def truncate_missing(self, Py_ssize_t count):
+        """Forget the absences recorded after the first ``count`` (a call that failed)."""
+        cdef const int32_t* r = <const int32_t*>self.absent_rec.data
+        cdef Py_ssize_t k
+        for k in range(count, self.absent_rec.len // <Py_ssize_t>sizeof(int32_t)):
+            self.absent_seen[r[k]] = 0
+        if count < self.absent_rec.len // <Py_ssize_t>sizeof(int32_t):
+            self.absent_rec.len = count * sizeof(int32_t)
+
+    def truncate_unknown(self, Py_ssize_t count, int64_t rows):
+        """Forget the names recorded after the first ``count`` and the rows after ``rows`` (a
+        call that failed): every memo is checked again when next met."""
+        cdef const UnknownRec* r = <const UnknownRec*>self.unk_rec.data
+        cdef Py_ssize_t k, n = self.unk_rec.len // <Py_ssize_t>sizeof(UnknownRec)
+        if count < n:
+            self.unk_spell.len = r[count].at
+            self.unk_rec.len = count * sizeof(UnknownRec)
+            for k in range(self.unk_cap):
+                self.unk_slot[k] = -1
+            for k in range(count):
+                self._unk_put(k)
+        self.own_rows = rows
+        for k in range(MEMO_SLOTS):
+            self.memos[k].recorded = 0
 
     cdef void _free_outputs(self) noexcept nogil:
         self.core._free_outputs()
@@ -563,6 +653,8 @@ cdef class OpenPlan:
             rc = self._typed_keeps(&key, routed)
             if rc != ROW_KEEP:
                 return _oom(err) if rc == RC_NO_MEMORY else 0
+            if key.t == MSG_ROW and self._note_row(&ev, msg) < 0:
+                return _oom(err)
         rc = self._push_event_columns(&key, &ev, msg, err)
         if rc < 0:
             return rc
@@ -570,7 +662,8 @@ cdef class OpenPlan:
             self._old_flags_from_new(ev.before, ev.after)   # the old image reads as the new one
         if not self.core.typed:
             return self._push_generic(&key, &ev, err)
-        rc = self._emit_typed(ev.after if ev.after != NULL else ev.before, vd, err)
+        rc = self._emit_typed(ev.after if ev.after != NULL else ev.before, vd, err,
+                              ev.after != NULL and key.t == MSG_ROW and not key.ohk and key.ccl.kind != J_STR)
         if rc < 0 or not self.core.with_old_image:
             return rc
         return self._emit_old_image(ev.before, vd, err)
@@ -1105,6 +1198,7 @@ cdef class OpenPlan:
         replaces the entry (last wins), and _image_fault judges what is left."""
         cdef ImageRead rd
         cdef int r, rc
+        cdef Py_ssize_t w
         rd.memo = self.memo
         rd.fault = &self.faults[img - &self.core.images[0]]
         rd.on_memo = 1
@@ -1127,8 +1221,13 @@ cdef class OpenPlan:
             if r < 0:
                 return -1
             r = 1 - r
+        w = img - &self.core.images[0]
         if not rd.on_memo:
             self._save_memo(rd.memo, img, c.start, rd.deduped or rd.fault.any_bad)
+            self.img_fresh[w] = 1
+        else:
+            self.img_fresh[w] = not rd.memo.recorded
+        self.img_ver[w] = rd.memo.version if rd.memo.n == img.n and img.n else 0
         return 0
 
     cdef inline int _image_member(self, Cur* c, Image* img, ImageRead* rd, Err* err) noexcept nogil:
@@ -1280,6 +1379,9 @@ cdef class OpenPlan:
         cdef const HeadRef* href
         cdef MemoColumn m
         memo.n = 0
+        memo.recorded = 0
+        self.memo_gen += 1
+        memo.version = self.memo_gen
         if deduped:
             return
         memo.spell.len = 0
@@ -1304,19 +1406,96 @@ cdef class OpenPlan:
                 return
         memo.n = img.n
 
+    cdef inline int _note_row(self, const EventBody* ev, Py_ssize_t msg) noexcept nogil:
+        """A row event of the typed table: the images it uses (new, then old) checked for
+        names the targets lack, unless they are on a memo checked already.  0, or RC_NO_MEMORY."""
+        cdef int rc = 0
+        if ev.after != NULL and self.img_fresh[ev.after - &self.core.images[0]]:
+            rc = self._note_unknown(ev.after, msg)
+        if rc == 0 and ev.before != NULL and self.img_fresh[ev.before - &self.core.images[0]]:
+            rc = self._note_unknown(ev.before, msg)
+        self.own_rows += 1
+        return rc
+
+    cdef int _note_unknown(self, Image* img, Py_ssize_t msg) noexcept nogil:
+        """Record each name of img that no target has and that was not recorded before; the
+        memo img equals is checked from now on.  0, or RC_NO_MEMORY."""
+        cdef Py_ssize_t k
+        cdef ColEntry* e
+        cdef int j
+        for k in range(img.n):
+            e = &img.cols[k]
+            j = e.tgt
+            if j == -2:
+                j = self.core._lookup_target(e)
+            if j == -1 and self._unk_add(self.core._name_ptr(e), e.name_len, e.hash, msg) < 0:
+                return RC_NO_MEMORY
+        if self.img_ver[img - &self.core.images[0]] == self.memo.version:
+            self.memo.recorded = 1
+        return 0
+
+    cdef int _unk_add(self, const uint8_t* p, Py_ssize_t n, uint64_t h, Py_ssize_t msg) noexcept nogil:
+        """The name into unk_rec unless it is there.  0, or RC_NO_MEMORY."""
+        cdef const UnknownRec* recs = <const UnknownRec*>self.unk_rec.data
+        cdef Py_ssize_t count = self.unk_rec.len // <Py_ssize_t>sizeof(UnknownRec), s, j
+        cdef UnknownRec r
+        if self.unk_cap:
+            s = <Py_ssize_t>(h & <uint64_t>(self.unk_cap - 1))
+            while self.unk_slot[s] >= 0:
+                j = self.unk_slot[s]
+                if recs[j].hash == h and recs[j].n == n and bytes_eq(self.unk_spell.data + recs[j].at, p, n):
+                    return 0
+                s = (s + 1) & (self.unk_cap - 1)
+        if 2 * (count + 1) > self.unk_cap and self._unk_grow() < 0:
+            return RC_NO_MEMORY
+        r.hash = h
+        r.at = self.unk_spell.len
+        r.n = n
+        r.msg = msg
+        r.row = self.own_rows
+        if buf_append(&self.unk_spell, p, n) < 0 or buf_append(&self.unk_rec, &r, sizeof(UnknownRec)) < 0:
+            return RC_NO_MEMORY
+        self._unk_put(count)
+        return 0
+
+    cdef int _unk_grow(self) noexcept nogil:
+        """Twice the slots (16 at first), every name entered again.  0, or RC_NO_MEMORY."""
+        cdef Py_ssize_t cap = 2 * self.unk_cap if self.unk_cap else 16, k
+        cdef Py_ssize_t* slots = <Py_ssize_t*>malloc(cap * sizeof(Py_ssize_t))
+        if slots == NULL:
+            return RC_NO_MEMORY
+        free(self.unk_slot)
+        self.unk_slot = slots
+        self.unk_cap = cap
+        for k in range(cap):
+            slots[k] = -1
+        for k in range(self.unk_rec.len // <Py_ssize_t>sizeof(UnknownRec)):
+            self._unk_put(k)
+        return 0
+
+    cdef void _unk_put(self, Py_ssize_t k) noexcept nogil:
+        cdef const UnknownRec* recs = <const UnknownRec*>self.unk_rec.data
+        cdef Py_ssize_t s = <Py_ssize_t>(recs[k].hash & <uint64_t>(self.unk_cap - 1))
+        while self.unk_slot[s] >= 0:
+            s = (s + 1) & (self.unk_cap - 1)
+        self.unk_slot[s] = k
+
     cdef int _emit_old_image(self, Image* img, Cur* vd, Err* err) noexcept nogil:
         """The `_before` struct of one row: the old image (NULL: none) converted by _emit_typed,
         exactly as the new image is, into the old-image builders."""
         cdef int rc
         if self.core._old_image_begin(img != NULL) < 0:
             return _oom(err)
-        rc = self._emit_typed(img, vd, err)
+        rc = self._emit_typed(img, vd, err, 0)
         self.core._old_image_end()
         return rc
 
 
-    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err) noexcept nogil:
+    cdef int _emit_typed(self, Image* img, Cur* vd, Err* err, int full) noexcept nogil:
+        """The typed columns of one row from img (NULL: none); ``full``: a row's whole new image,
+        whose absent columns are recorded (absent_seen) the first time."""
         cdef int j, k, rc
+        cdef int32_t j32
         cdef ColEntry* e
         for j in range(self.core.ntargets):
             self.core.present[j] = -1
@@ -1333,6 +1512,11 @@ cdef class OpenPlan:
             if k < 0 or img.cols[k].v.kind == J_NULL or img.cols[k].v.kind == J_ABSENT:
                 if self.core._push_target_null(j) < 0:
                     return _oom(err)
+                if k < 0 and full and not self.absent_seen[j]:
+                    j32 = j
+                    if buf_append(&self.absent_rec, &j32, sizeof(int32_t)) < 0:
+                        return _oom(err)
+                    self.absent_seen[j] = 1
                 continue
             e = &img.cols[k]
             rc = self.core._convert(e, j, err)

@@ -16,11 +16,12 @@ from ..arrow_types import Target, as_arrow_schema, compile_targets
 from ..columns import output_fields
 from ..compression import DEFAULT_MAX_MESSAGE_BYTES, check_compression, check_max_message_bytes
 from .._frontend import FrontEnd, add_kafka_columns, check_mode_options, as_binary_chunk, int64_array, offsets64, init_invalid_utf8, as_pylist, kafka_position_arrays, with_kafka_fields
-from ..errors import DecodeError
+from ..errors import DecodeError, check_on_schema_change
 from ..policy import DecodeStats
 from ..tables import OTHER_TABLES, TableBatches, check_tables, split_table
 from ..timezones import get_zone, local_table
 from . import reference
+from .unknown import TwinLog, UnknownColumns
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,21 @@ class OpenDecoder(FrontEnd):
         ``errors="replace"``), and ``invalid_utf8_replaced`` counts the values replaced by
         successful ``decode()`` calls; ``error``: a DecodeError.  A ``pa.binary()`` column gets
         the original bytes either way.
+    on_schema_change:
+        Typed mode: what a row of a typed table that carries a column its schema lacks does
+        when the schema held every column of the table's first row (not a projection):
+        ``"fail"`` (default) raises ``SchemaChangedError`` at its message, naming the table and
+        the columns; ``"ignore"`` counts it in ``stats.schema_changes_ignored`` (once per row that
+        brings new columns) and goes on dropping them.  A schema that left out columns of the
+        first row is a projection: new columns are more columns it does not ask for.
     implementation:
         ``auto`` (default), ``cython`` or ``python``.
+
+    After each ``decode()`` call, ``unknown_columns`` is ``{"db.t": ("c1", ...)}``: per typed
+    table the column names its rows carried (in any image) that the typed schema lacks, in
+    first-seen order, cumulative over the decoder's life (a call that raised adds nothing);
+    tables without such a column are left out.  ``missing_columns``, alike: the typed columns a
+    row's full new image (INSERT, UPDATE) did not carry.
     """
 
     needs_keys = True
@@ -115,8 +129,10 @@ class OpenDecoder(FrontEnd):
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  claim_check_resolver: Callable[[str], bytes] | None = None, on_error: str = "fail",
                  invalid_utf8: str = "replace", old_image: bool = False,
-                 implementation: str | None = None):
+                 on_schema_change: str = "fail", implementation: str | None = None):
         self._auto_args = None
+        self._unknown = None
+        check_on_schema_change(on_schema_change)
         if isinstance(schema, str) and schema == "auto":
             self._defer_auto(dict(locals()))
             return
@@ -151,6 +167,9 @@ class OpenDecoder(FrontEnd):
             self._layout = _layout(self._fields, None if schema is None else ".".join(split_table(table)))
             if self.implementation == "cython":
                 self._core_plan = _impl.core.OpenPlan(self.config)
+            if schema is not None:
+                self._unknown_logs({self._layout.table: self._core_plan}, {self._layout.table: schema},
+                                   on_schema_change)
             return
         subs = tuple(config(sch, key) for key, sch in tables.items())
         self.config = replace(config(None, None), old_image=False, tables=subs, unlisted=unlisted)
@@ -158,9 +177,32 @@ class OpenDecoder(FrontEnd):
                          for (key, sch), sub in zip(tables.items(), subs)}
         if unlisted == "generic":
             self._layouts[OTHER_TABLES] = _layout(output_fields("open", None), None)
+        plans = [None] * len(subs)
         if self.implementation == "cython":
             self._core_plan = _impl.core.OpenPlan(self.config)
-            self._core_plan.set_routes([_impl.core.OpenPlan(sub) for sub in subs], unlisted == "generic")
+            plans = [_impl.core.OpenPlan(sub) for sub in subs]
+            self._core_plan.set_routes(plans, unlisted == "generic")
+        self._unknown_logs(dict(zip(tables, plans)), tables, on_schema_change)
+
+    def _unknown_logs(self, plans: dict, schemas: dict, on_schema_change: str) -> None:
+        """Per typed table the log of the columns its rows carry that its schema lacks: the
+        core's typed plan, or the twin's ``TwinLog``."""
+        logs = {t: plan if plan is not None else TwinLog() for t, plan in plans.items()}
+        self._unknown = UnknownColumns(logs, on_schema_change,
+                                       {t: [f.name for f in as_arrow_schema(s)] for t, s in schemas.items()})
+
+    @property
+    def unknown_columns(self) -> dict:
+        """``{"db.t": ("c1", ...)}``: per typed table, the columns its rows carried that the
+        typed schema lacks (first-seen order, over the decoder's life; calls that returned)."""
+        return {} if self._unknown is None else self._unknown.report()
+
+    @property
+    def missing_columns(self) -> dict:
+        """``{"db.t": ("c1", ...)}``: per typed table, the typed columns a row's full new image
+        (INSERT, UPDATE; not handle-key-only or claim-check rows) did not carry (first-seen
+        order, over the decoder's life; calls that returned)."""
+        return {} if self._unknown is None else self._unknown.report_missing()
 
     def _defer_auto(self, args: dict) -> None:
         """``schema="auto"``: the typed schema is inferred from the table's rows in the first
@@ -237,10 +279,34 @@ class OpenDecoder(FrontEnd):
         if self.implementation == "cython":
             tables, other, skipped = self._core_plan.decode_tables(*self._core_buffers(keys, values))
         else:
-            tables, other, skipped = reference.decode_tables(as_pylist(keys), as_pylist(values), self.config)
+            tables, other, skipped = reference.decode_tables(as_pylist(keys), as_pylist(values), self.config,
+                                                             list(self._unknown.logs.values()))
         return tables + ([] if other is None else [other]), skipped
 
     def _decode_batch(self, keys, values, partitions, offsets) -> pa.RecordBatch | TableBatches:
+        """One stretch; the columns its typed rows carried that the schemas lack are reported
+        (and checked for a schema change) only if it decodes."""
+        if self._unknown is None:
+            return self._decode_stretch(keys, values, partitions, offsets)
+        marks = self._unknown.marks()
+        try:
+            out = self._decode_stretch(keys, values, partitions, offsets)
+        except BaseException:
+            self._unknown.rollback(marks)
+            raise
+        self._unknown.commit(marks, self.stats)
+        return out
+
+    def _part_begin(self, values=None) -> None:
+        u = self._unknown
+        self._call_marks = None if u is None else (u.marks(), dict(u.names), dict(u.absent))
+
+    def _part_rollback(self, mark) -> None:
+        if self._unknown is not None and self._call_marks is not None:
+            self._unknown.rollback(self._call_marks[0])
+            self._unknown.names, self._unknown.absent = self._call_marks[1], self._call_marks[2]
+
+    def _decode_stretch(self, keys, values, partitions, offsets) -> pa.RecordBatch | TableBatches:
         self._check_stretch(keys, values, partitions, offsets)
         if self._layouts is not None:
             return self._decode_tables_batch(keys, values, partitions, offsets)
@@ -260,7 +326,8 @@ class OpenDecoder(FrontEnd):
     def _decode_columns(self, keys, values):
         if self.implementation == "cython":
             return self._core_plan.decode(*self._core_buffers(keys, values))
-        return reference.decode(as_pylist(keys), as_pylist(values), self.config)
+        log = None if self._unknown is None else next(iter(self._unknown.logs.values()))
+        return reference.decode(as_pylist(keys), as_pylist(values), self.config, log)
 
     def _core_buffers(self, keys, values) -> tuple:
         kbuf, koff = _contiguous(keys, "key")

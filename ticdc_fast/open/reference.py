@@ -559,8 +559,9 @@ def _event_value(kd: dict, value: bytes, i: int, vstart: int):
 class _Rows:
     """The rows of one output: a typed table's (``cfg.targets``) or generic ones."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, log=None):
         self.cfg = cfg
+        self.log = log            # typed: the table's unknown-column log (unknown.TwinLog) or None
         self.typed = cfg.targets is not None
         self.op, self.ts, self.msg_of_row = [], [], []
         self.schema_col, self.table_col, self.ddl, self.ddl_type = [], [], [], []
@@ -584,6 +585,10 @@ class _Rows:
                 return
             if t != C.MSG_ROW and not cfg.control_events:
                 return
+            if t == C.MSG_ROW and self.log is not None:
+                self.log.note(a, b, i, self.decoders.names)
+                if a is not None and not kd.get("ohk", False) and "ccl" not in kd:
+                    self.log.note_missing(a, cfg.targets)
             image = (a, "u") if a is not None else (b, before)
             for j, v in enumerate(_typed_image(image[0], cfg, self.decoders, i, vstart, value, image[1])):
                 self.typed_cols[j].append(v)
@@ -642,23 +647,26 @@ class _Rows:
         return cols, self.msg_of_row
 
 
-def decode(keys, values, cfg) -> tuple[list[pa.Array], list[int]]:
-    """Decode a batch.  Returns (output columns without _partition/_offset, message index per row)."""
+def decode(keys, values, cfg, log=None) -> tuple[list[pa.Array], list[int]]:
+    """Decode a batch.  Returns (output columns without _partition/_offset, message index per row).
+    ``log``: typed, the table's ``unknown.TwinLog``, which records the columns its rows carry
+    that the schema lacks."""
     keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
-    out = _Rows(cfg)
+    out = _Rows(cfg, log)
     for i, kd, _, value, vstart in iter_events(keys, values):
         out.add(i, kd, value, vstart)
     return out.columns()
 
 
-def decode_tables(keys, values, cfg):
+def decode_tables(keys, values, cfg, logs=None):
     """Decode a batch for ``tables={...}`` (``cfg.tables``: one typed config per listed table).
 
     Each event key is read once; the value is parsed once, for the output of the event's table.
     Returns ``([(columns, message index per row)] per listed table, (columns, message index) of
-    the unlisted tables' generic rows or None, unlisted rows left out)``."""
+    the unlisted tables' generic rows or None, unlisted rows left out)``.  ``logs``: per listed
+    table its ``unknown.TwinLog``, as ``decode``'s ``log``."""
     keys, values = _prepare(keys, values, cfg.compression, cfg.max_message_bytes)
-    tables = [_Rows(c) for c in cfg.tables]
+    tables = [_Rows(c, None if logs is None else log) for c, log in zip(cfg.tables, logs or [None] * len(cfg.tables))]
     route = {(c.schema_name, c.table_name): out for c, out in zip(cfg.tables, tables)}
     other = _Rows(cfg) if cfg.unlisted == "generic" else None
     skipped = 0
