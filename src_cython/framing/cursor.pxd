@@ -19,7 +19,7 @@ cdef enum:
     RUN_FAIL = -1
     RUN_OK = 0
     RUN_STOP = 1      # simple protocol: a message the Python front end handles first
-    RUN_READ_AGAIN = 2  # simple protocol: the first, streaming reading of a message met what
+    RUN_REREAD = 2  # simple protocol: the first, streaming reading of a message met what
                         # only the row image decides in the twin's order (a repeated column, a
                         # value that fails or stops): SimplePlan._read_again, the one second
                         # reading (never leaves _message)

@@ -40,11 +40,11 @@ cdef enum GenericDecoder:
 # strings; an Avro value read by DEC_TEXT_RULES) gets one per target when its plan is compiled
 # (text_decoder_for); decode_text applies it.
 cdef enum TextDecoder:
-    TD_CORE = 0         # the core's converter of (column kind, target writer)
-    TD_TEXT = 1         # a character column's text into a string target, as it is
-    TD_RENDER = 2       # a string target: the value rendered by the protocol's text rules
-    TD_ELEMENTS = 3     # an ENUM/SET index or bitmask into a string target: its element names
-    TD_FLOAT = 4        # a FLOAT/DOUBLE column's number text into float32/float64, exact
+    TXT_CORE = 0         # the core's converter of (column kind, target writer)
+    TXT_TEXT = 1         # a character column's text into a string target, as it is
+    TXT_RENDER = 2       # a string target: the value rendered by the protocol's text rules
+    TXT_ELEMENTS = 3     # an ENUM/SET index or bitmask into a string target: its element names
+    TXT_FLOAT = 4        # a FLOAT/DOUBLE column's number text into float32/float64, exact
 
 
 cdef struct ElementNames:

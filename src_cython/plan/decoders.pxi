@@ -99,31 +99,31 @@ cdef int text_decoder_for(int t, uint32_t flags, int w, bint has_elements) noexc
     cdef int kind = TYPE_KIND[t]
     if w == W_STRING:
         if (t == T_ENUM or t == T_SET) and has_elements:
-            return TD_ELEMENTS
+            return TXT_ELEMENTS
         if plain_text_target(t, flags, w):
-            return TD_TEXT
-        return TD_CORE if flags & FLAG_BINARY else TD_RENDER
+            return TXT_TEXT
+        return TXT_CORE if flags & FLAG_BINARY else TXT_RENDER
     if (kind == K_FLOAT32 or kind == K_FLOAT64) and (w == W_FLOAT32 or w == W_FLOAT64):
-        return TD_FLOAT
-    return TD_CORE
+        return TXT_FLOAT
+    return TXT_CORE
 
 
 cdef inline int decode_text(PlanCore core, int td, const ColEntry* e, int j, const ElementNames* el,
                             int first, int count, Err* err) noexcept nogil:
     """A column's non-null text token into target j by its TextDecoder td (elements first..first
-    + count of el for TD_ELEMENTS): 0, RC_FAILED or RC_NO_MEMORY.  A TIMESTAMP given with its
+    + count of el for TXT_ELEMENTS): 0, RC_FAILED or RC_NO_MEMORY.  A TIMESTAMP given with its
     zone (the simple protocol's {"location", "value"} object) is a token kind of its own."""
     if e.zone >= 0:
         return _text_zoned(core, e, j, err)
     if e.v.kind != J_STR:
         return fail_at(err, e.v.off, "expected a string value")
-    if td == TD_TEXT:
+    if td == TXT_TEXT:
         return core._push_value_text(&core.t_var[j], &e.v, err)
-    if td == TD_CORE:
+    if td == TXT_CORE:
         return core._convert(e, j, err)
-    if td == TD_RENDER:
+    if td == TXT_RENDER:
         return core._render_hooked(e, &core.t_var[j], err)
-    if td == TD_ELEMENTS:
+    if td == TXT_ELEMENTS:
         return _text_elements(core, e, j, el, first, count, err)
     return _text_float(core, e, j, err)
 

@@ -3,7 +3,7 @@
 # (column, branch) when the table plan was registered (plan/decoders.pxi, as the Avro protocol's
 # fields): typed rows stream their map into the targets, generic rows render theirs into the
 # after/before maps as they are read.  A map that must be judged as a whole (a repeated column,
-# a value that fails) is read again through the row image (RUN_READ_AGAIN, SimplePlan._read_again).
+# a value that fails) is read again through the row image (RUN_REREAD, SimplePlan._read_again).
 
 # How _avro_map takes a map's values
 cdef enum MapMode:
@@ -77,7 +77,7 @@ cdef int _avro_message(SimplePlan self, Cur* c, Py_ssize_t msg, Err* err) noexce
     rc = _avro_dml(self, c, &d, err)
     if rc == RUN_OK:
         rc = self._emit_dml(&d, msg, err)
-    if rc == RUN_READ_AGAIN:
+    if rc == RUN_REREAD:
         # the image path gives the twin's answer.  Other failures need no second reading: what
         # the decoders wrote was read without fault, so the image path would fail the same way.
         rc = self._read_again(c, &d, rows, replaced, msg, err)
@@ -409,12 +409,12 @@ cdef int _image_value(SimplePlan self, Cur* c, TablePlan* p, Image* img, ColEntr
 
 cdef inline int _again_if_failed(int rc) noexcept nogil:
     """A decoder's push: a value that does not convert is judged by the image path."""
-    return rc if rc == 0 or rc == RC_NO_MEMORY else RUN_READ_AGAIN
+    return rc if rc == 0 or rc == RC_NO_MEMORY else RUN_REREAD
 
 
 cdef int _stream_value(SimplePlan self, Cur* c, TablePlan* p, ColEntry* e, int64_t idx,
                        Err* err) noexcept nogil:
-    """MAP_STREAM: the value through its branch's FieldDecoder into its target: 0, RUN_READ_AGAIN
+    """MAP_STREAM: the value through its branch's FieldDecoder into its target: 0, RUN_REREAD
     (a repeated column, or a value that fails: the image path decides), or a failure."""
     cdef int dec = p.dec[e.col * SAV_BRANCHES + idx]
     cdef int tj = p.col_target[e.col]
@@ -427,7 +427,7 @@ cdef int _stream_value(SimplePlan self, Cur* c, TablePlan* p, ColEntry* e, int64
             return rc
         return self._stream_target(p, e, start, err)
     if self.target_gen[tj] == self.row_gen:
-        return RUN_READ_AGAIN
+        return RUN_REREAD
     self.target_gen[tj] = self.row_gen
     if dec == DEC_NULL:
         return self.core._push_target_null(tj)
@@ -472,13 +472,13 @@ cdef int _render_value(SimplePlan self, Cur* c, TablePlan* p, Image* img, ColEnt
                        Err* err) noexcept nogil:
     """MAP_RENDER: the entry's name and its value's text through its branch's GenericDecoder,
     straight into the map being filled (img's: CS_AFTER for data, CS_BEFORE for old): 0,
-    RUN_READ_AGAIN (a repeated column, or a value that does not render: the image path decides
+    RUN_REREAD (a repeated column, or a value that does not render: the image path decides
     which copy wins and words the error), or a failure."""
     cdef int col = CS_AFTER if img == &self.core.images[IMG_U] else CS_BEFORE
     cdef VarCol* keys = &self.core.cols.var[self.core.cols.spec[col].first_child]
     cdef Py_ssize_t seen = (img - &self.core.images[0]) * p.ncols + e.col
     if p.seen[seen] == self.image_gen[img - &self.core.images[0]]:
-        return RUN_READ_AGAIN
+        return RUN_REREAD
     p.seen[seen] = self.image_gen[img - &self.core.images[0]]
     if var_push(keys, e.name.p, e.name.n) < 0:
         return _oom(err)
@@ -502,7 +502,7 @@ cdef inline int _render_text(SimplePlan self, Cur* c, int g, ColEntry* e, int64_
         _sav_integer(lv, idx, e.t, e.f, &iv)
         int_range(e.t, e.f, &lo, &hi)
         if not int_in_range(&iv, lo, hi):
-            return RUN_READ_AGAIN           # the image path words the error
+            return RUN_REREAD           # the image path words the error
         return _again_if_failed(render_int(vals, &iv, err))
     if g == GEN_TEXT:
         if avro_string(c, &val, err) < 0:

@@ -950,7 +950,7 @@ cdef class SimplePlan:
                     d.streamed = 1
                     self._stream_start()
                 rc = self._json_image_cur(c, &self.plans[d.plan], &self.core.images[which], stream, err)
-                if rc == RUN_READ_AGAIN:
+                if rc == RUN_REREAD:
                     return rc
                 if rc != 0:
                     return _image_declined(rc, err)
@@ -1164,7 +1164,7 @@ cdef class SimplePlan:
 
     cdef int _json_image_cur(self, Cur* cp, TablePlan* p, Image* img, bint stream, Err* err) noexcept nogil:
         """Parse a data/old object at the cursor with the table plan: 0 ok, 1 stop (zone),
-        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RUN_READ_AGAIN."""
+        RC_FAILED, RC_NO_MEMORY, or (streaming into the typed targets) RUN_REREAD."""
         cdef Span v, ck
         cdef int r, r2, j, dup, z
         cdef ColEntry* e
@@ -1236,7 +1236,7 @@ cdef class SimplePlan:
                 if r2 == RC_NO_MEMORY:
                     return r2
                 if stream:
-                    return RUN_READ_AGAIN
+                    return RUN_REREAD
                 _forget_error(err)   # judged again at the end: a later copy may replace it
                 ts_objects = 1
             if stream:
@@ -1379,7 +1379,7 @@ cdef class SimplePlan:
 
     cdef inline int _stream_target(self, TablePlan* p, ColEntry* e, Py_ssize_t scratch_start,
                                    Err* err) noexcept nogil:
-        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RUN_READ_AGAIN when the
+        """Write a streamed map entry into its target: 0, RC_NO_MEMORY, or RUN_REREAD when the
         image path must decide (a repeated column: the last copy wins at the first one's place;
         a value that fails or stops)."""
         cdef int tj = p.col_target[e.col]
@@ -1387,7 +1387,7 @@ cdef class SimplePlan:
         if tj < 0:
             return 0
         if self.target_gen[tj] == self.row_gen:
-            return RUN_READ_AGAIN
+            return RUN_REREAD
         self.target_gen[tj] = self.row_gen
         if e.v.kind == J_NULL or e.v.kind == J_ABSENT:
             return self.core._push_target_null(tj)
@@ -1400,7 +1400,7 @@ cdef class SimplePlan:
             return rc
         # the text form is spent: the next value reuses its scratch
         self.avro_scratch.len = scratch_start
-        return 0 if rc == 0 else RUN_READ_AGAIN
+        return 0 if rc == 0 else RUN_REREAD
 
     cdef inline int _stream_end(self) noexcept nogil:
         """A null in every target the streamed map did not name, as _emit_typed gives them."""
