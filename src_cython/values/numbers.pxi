@@ -1063,22 +1063,14 @@ cdef int decimal_parse(const uint8_t* p, Py_ssize_t n, int precision, int scale,
         neg = 1
         p += 1
     ip = p
-    while p < e and 48 <= p[0] <= 57:
-        p += 1
+    p = _skip_digits(p, e)
     int_digits = p - ip
-    if int_digits == 0:
-        why[0] = "invalid decimal"
-        return -1
     if p < e and p[0] == 46:
-        p += 1
-        fp = p
-        while p < e and 48 <= p[0] <= 57:
-            p += 1
+        fp = p + 1
+        p = _skip_digits(fp, e)
         frac_digits = p - fp
-        if frac_digits == 0:
-            why[0] = "invalid decimal"
-            return -1
-    if p != e:
+    # digits before the point, digits after a point, and nothing else
+    if int_digits == 0 or (fp != NULL and frac_digits == 0) or p != e:
         why[0] = "invalid decimal"
         return -1
     if frac_digits > scale:
