@@ -546,11 +546,5 @@ cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, In
     """The integer a simple-Avro long (or UnsignedBigint) stands for in a column of type t: TiCDC
     casts a uint64 (BIGINT UNSIGNED, BIT, SET bitmasks) to int64, so those are read back as
     unsigned."""
-    iv.neg = 0
-    if idx == SAV_UBIGINT or t == T_BIT or t == T_SET or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)):
-        iv.mag = <uint64_t>lv
-    elif lv < 0:
-        iv.neg = 1
-        iv.mag = <uint64_t>(-(lv + 1)) + 1
-    else:
-        iv.mag = <uint64_t>lv
+    int_from_long(lv, idx == SAV_UBIGINT or t == T_BIT or t == T_SET
+                  or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)), iv)

@@ -50,6 +50,19 @@ cdef struct IntVal:
     int neg
 
 
+cdef inline void int_from_long(int64_t lv, bint as_unsigned, IntVal* iv) noexcept nogil:
+    """The integer a wire int64 stands for: its uint64 bits where the column is unsigned (TiCDC
+    casts a uint64 to int64), else its sign and magnitude."""
+    iv.neg = 0
+    if as_unsigned:
+        iv.mag = <uint64_t>lv
+    elif lv < 0:
+        iv.neg = 1
+        iv.mag = <uint64_t>(-(lv + 1)) + 1
+    else:
+        iv.mag = <uint64_t>lv
+
+
 cdef inline uint64_t _eight_digits_value(uint64_t w) noexcept nogil:
     """The number eight checked digits spell, the first (lowest byte) the most significant:
     neighbouring digits, then pairs, then quads are combined within ever wider lanes."""
