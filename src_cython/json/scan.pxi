@@ -34,6 +34,17 @@ cdef struct Span:
                          # is read (the buffer may move meanwhile): fix_scratch_spans
 
 
+cdef inline void span_text(Span* s, const uint8_t* p, Py_ssize_t n, int ascii, int in_scratch) noexcept nogil:
+    """s as a string of n bytes at p with no escapes (the fields but off)."""
+    s.p = p
+    s.n = n
+    s.kind = J_STR
+    s.esc = 0
+    s.ascii = ascii
+    s.neg = 0
+    s.in_scratch = in_scratch
+
+
 cdef uint8_t STR_CLASS[256]
 cdef int8_t HEX_VAL[256]
 

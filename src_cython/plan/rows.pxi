@@ -256,13 +256,7 @@ cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
 # to a scratch buffer that may move while the message is read: their spans hold an offset into
 # it, marked in_scratch, and become pointers once the message is done.
 cdef inline void span_in_scratch(Span* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
-    s.p = <const uint8_t*><uintptr_t>start
-    s.n = n
-    s.kind = J_STR
-    s.esc = 0
-    s.ascii = 1
-    s.neg = 0
-    s.in_scratch = 1
+    span_text(s, <const uint8_t*><uintptr_t>start, n, 1, 1)
 
 
 cdef void fix_scratch_spans(Image* img, const uint8_t* base) noexcept nogil:
