@@ -108,24 +108,22 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
                 return -1
             v = v * 10 + d
             p += 1
-        out.mag = v
-        if v == 0:
-            out.neg = 0  # "-0" is 0
-        return 0
-    while p < e:
-        if not (48 <= p[0] <= 57):
-            return -1
-        d = p[0] - 48
-        if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
-            # too large, unless the text is no integer at all: that is said first, as the twin does
-            p += 1
-            while p < e:
-                if not (48 <= p[0] <= 57):
-                    return -1
+    else:
+        while p < e:
+            if not (48 <= p[0] <= 57):
+                return -1
+            d = p[0] - 48
+            if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
+                # too large, unless the text is no integer at all: that is said first, as the twin
+                # does
                 p += 1
-            return -2
-        v = v * 10 + d
-        p += 1
+                while p < e:
+                    if not (48 <= p[0] <= 57):
+                        return -1
+                    p += 1
+                return -2
+            v = v * 10 + d
+            p += 1
     out.mag = v
     if v == 0:
         out.neg = 0  # "-0" is 0
