@@ -431,17 +431,8 @@ cdef int skip_container(Cur* c, int depth, Err* err, Buf* checked_numbers) noexc
                 return fail(err, c, "malformed JSON: unexpected end of data")
             ch = c.pos[0]
         if top == 123:
-            if ch != 34:
-                return fail(err, c, "malformed JSON: expected a string key")
-            if scan_string(c, &tmp, err) < 0:
+            if obj_key(c, &tmp, err) < 0:
                 return -1
-            skip_ws(c)
-            if c.pos >= c.end or c.pos[0] != 58:
-                return fail(err, c, "malformed JSON: expected ':'")
-            c.pos += 1
-            skip_ws(c)
-            if c.pos >= c.end:
-                return fail(err, c, "malformed JSON: unexpected end of data")
             ch = c.pos[0]
         if ch == 123 or ch == 91:
             if depth + sp > MAX_DEPTH:
