@@ -674,29 +674,25 @@ cdef int _shortest_decimal(double x, int bits, uint64_t* digits_out, int* exp_ou
     cdef int q, k, h, gi, is_even, lower_closer, up_inside, wp_inside, u_inside, w_inside, round_up
     cdef uint32_t u32
     cdef float f
+    cdef int mb, emask, bias
+    # the IEEE fields of either width: mb mantissa bits, then the exponent (emask) biased by bias
     if bits == 32:
         f = <float>x
         memcpy(&u32, &f, 4)
-        c = u32 & 0x7FFFFF
-        q = <int>((u32 >> 23) & 0xFF)
-        if q == 0:
-            q = -149
-            lower_closer = 0
-        else:
-            lower_closer = c == 0 and q > 1
-            c |= 0x800000
-            q -= 150
+        u = u32
+        mb, emask, bias = 23, 0xFF, 150
     else:
         memcpy(&u, &x, 8)
-        c = u & ((<uint64_t>1 << 52) - 1)
-        q = <int>((u >> 52) & 0x7FF)
-        if q == 0:
-            q = -1074
-            lower_closer = 0
-        else:
-            lower_closer = c == 0 and q > 1
-            c |= <uint64_t>1 << 52
-            q -= 1075
+        mb, emask, bias = 52, 0x7FF, 1075
+    c = u & ((<uint64_t>1 << mb) - 1)
+    q = <int>((u >> mb) & emask)
+    if q == 0:                              # subnormal
+        q = 1 - bias
+        lower_closer = 0
+    else:
+        lower_closer = c == 0 and q > 1
+        c |= <uint64_t>1 << mb
+        q -= bias
     is_even = (c & 1) == 0
     cb = c << 2
     cbr = cb + 2
