@@ -246,6 +246,16 @@ cdef inline void buf_free(Buf* b) noexcept nogil:
     b.cap = 0
 
 
+cdef inline int bit_put(Buf* b, Py_ssize_t n, bint bit) noexcept nogil:
+    """Bit n (LSB first) of the bitmap in b, its first n bits written: a byte more every 8."""
+    if (n & 7) == 0:
+        if buf_push_byte(b, 0) < 0:
+            return -1
+    if bit:
+        b.data[n >> 3] |= <uint8_t>(1 << (n & 7))
+    return 0
+
+
 cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
     # the bitmap exists only once a null arrived: all-valid columns (most) never write bits
     if v.nulls == 0:
@@ -254,12 +264,9 @@ cdef inline int bits_push(Bits* v, bint valid) noexcept nogil:
             return 0
         if _bits_materialise(v) < 0:
             return -1
-    if (v.n & 7) == 0:
-        if buf_push_byte(&v.b, 0) < 0:
-            return -1
-    if valid:
-        v.b.data[v.n >> 3] |= <uint8_t>(1 << (v.n & 7))
-    else:
+    if bit_put(&v.b, v.n, valid) < 0:
+        return -1
+    if not valid:
         v.nulls += 1
     v.n += 1
     return 0
@@ -426,11 +433,8 @@ cdef inline int fix_push_int(FixCol* c, int64_t v, int width) noexcept nogil:
 cdef inline int fix_push_bool(FixCol* c, bint v) noexcept nogil:
     if c.lazy and _fix_unlazy(c) < 0:
         return -1
-    if (c.n & 7) == 0:
-        if buf_push_byte(&c.data, 0) < 0:
-            return -1
-    if v:
-        c.data.data[c.n >> 3] |= <uint8_t>(1 << (c.n & 7))
+    if bit_put(&c.data, c.n, v) < 0:
+        return -1
     c.n += 1
     return bits_push(&c.valid, 1)
 

@@ -143,6 +143,20 @@ cdef const void* _export_validity(Exported* e, Bits* v, int col) noexcept nogil:
     return _export_block(e, &v.b, col)
 
 
+cdef ArrowArray* _export_buffers(Exported* e, Bits* valid, Buf* b1, Buf* b2, int nkid, int k,
+                                 what) except NULL:
+    """Column k's node: its validity, then b1 (its offsets or data: `what`) and b2 if any."""
+    cdef ArrowArray* a
+    if b1.data == NULL and valid.n > 0:
+        raise RuntimeError(f"output column {k} has {valid.n} rows and no {what}")
+    a = _export_node(e, valid.n, valid.nulls, 3 if b2 != NULL else 2, nkid)
+    a.buffers[0] = _export_validity(e, valid, k)
+    a.buffers[1] = _export_block(e, b1, k)
+    if b2 != NULL:
+        a.buffers[2] = _export_block(e, b2, k)
+    return a
+
+
 cdef int _export_column(Exported* e, ColumnSet* cs, int k, ArrowArray** slot) except -1:
     cdef ColSpec* s = &cs.spec[k]
     cdef ArrowArray* a
@@ -153,26 +167,13 @@ cdef int _export_column(Exported* e, ColumnSet* cs, int k, ArrowArray** slot) ex
     if s.kind == CS_VAR:
         if v.lazy and _var_unlazy(v) < 0:
             no_memory("a column left unallocated until the end of the batch")
-        if v.offsets.data == NULL and v.valid.n > 0:
-            raise RuntimeError(f"output column {k} has {v.valid.n} rows and no offsets")
-        a = _export_node(e, v.valid.n, v.valid.nulls, 3, 0)
-        a.buffers[0] = _export_validity(e, &v.valid, k)
-        a.buffers[1] = _export_block(e, &v.offsets, k)
-        a.buffers[2] = _export_block(e, &v.data, k)
+        a = _export_buffers(e, &v.valid, &v.offsets, &v.data, 0, k, "offsets")
     elif s.kind == CS_FIX:
         if f.lazy and _fix_unlazy(f) < 0:
             no_memory("a column left unallocated until the end of the batch")
-        if f.data.data == NULL and f.valid.n > 0:
-            raise RuntimeError(f"output column {k} has {f.valid.n} rows and no data")
-        a = _export_node(e, f.valid.n, f.valid.nulls, 2, 0)
-        a.buffers[0] = _export_validity(e, &f.valid, k)
-        a.buffers[1] = _export_block(e, &f.data, k)
+        a = _export_buffers(e, &f.valid, &f.data, NULL, 0, k, "data")
     elif s.kind == CS_MAP:
-        if v.offsets.data == NULL and v.valid.n > 0:
-            raise RuntimeError(f"output column {k} has {v.valid.n} rows and no offsets")
-        a = _export_node(e, v.valid.n, v.valid.nulls, 2, 1)
-        a.buffers[0] = _export_validity(e, &v.valid, k)
-        a.buffers[1] = _export_block(e, &v.offsets, k)
+        a = _export_buffers(e, &v.valid, &v.offsets, NULL, 1, k, "offsets")
         entries = _export_node(e, cs.var[s.first_child].valid.n, 0, 1, 2)
         entries.buffers[0] = NULL
         a.children[0] = entries
@@ -215,20 +216,17 @@ cdef int _export_gathered(Exported* e, ColumnSet* cs, Gathered* g, int col, cons
             or buf_reserve(&b, rows * g.width if rows else 1) < 0:
         buf_free(&b)
         no_memory("a Kafka position column")
+    for i in range(rows):
+        m = msg[i]
+        if m < 0 or m >= g.n:
+            buf_free(&b)
+            raise IndexError(f"row {i} comes from message {m}, past the {g.n} Kafka positions given")
     if g.width == 4:
         for i in range(rows):
-            m = msg[i]
-            if m < 0 or m >= g.n:
-                buf_free(&b)
-                raise IndexError(f"row {i} comes from message {m}, past the {g.n} Kafka positions given")
-            (<int32_t*>b.data)[i] = (<const int32_t*>g.src)[m]
+            (<int32_t*>b.data)[i] = (<const int32_t*>g.src)[msg[i]]
     else:
         for i in range(rows):
-            m = msg[i]
-            if m < 0 or m >= g.n:
-                buf_free(&b)
-                raise IndexError(f"row {i} comes from message {m}, past the {g.n} Kafka positions given")
-            (<int64_t*>b.data)[i] = (<const int64_t*>g.src)[m]
+            (<int64_t*>b.data)[i] = (<const int64_t*>g.src)[msg[i]]
     b.len = rows * g.width
     a = _export_node(e, rows, 0, 2, 0)
     a.buffers[0] = NULL

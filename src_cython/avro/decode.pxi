@@ -1504,14 +1504,7 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
         return -1
     if b.kind == AV_INT and (lv < -2147483648LL or lv > 2147483647LL):
         return fail_at(err, off, "Avro int out of 32-bit range")
-    iv.neg = 0
-    if f.type_code == T_LONGLONG and (f.flags & FLAG_UNSIGNED):
-        iv.mag = <uint64_t>lv
-    elif lv < 0:
-        iv.neg = 1
-        iv.mag = <uint64_t>(-(lv + 1)) + 1
-    else:
-        iv.mag = <uint64_t>lv
+    int_from_long(lv, f.type_code == T_LONGLONG and (f.flags & FLAG_UNSIGNED), iv)
     return 0
 
 

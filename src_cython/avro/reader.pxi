@@ -72,14 +72,8 @@ cdef int avro_string(Cur* c, Span* s, Err* err) noexcept nogil:
         return fail(err, c, "negative Avro length")
     if n > c.end - c.pos:
         return fail(err, c, "Avro length exceeds the bytes left")
-    s.p = c.pos
-    s.n = <Py_ssize_t>n
+    span_text(s, c.pos, <Py_ssize_t>n, 0, 0)
     s.off = at
-    s.kind = J_STR
-    s.esc = 0
-    s.ascii = 0
-    s.neg = 0
-    s.in_scratch = 0
     c.pos += n
     return 0
 

@@ -78,7 +78,8 @@ cdef int _cap_string_into(Cur* c, Buf* out, Err* err) noexcept nogil:
     cdef const uint8_t* e = c.end
     cdef uint8_t* o
     cdef uint8_t ch
-    cdef uint32_t cp, lo
+    cdef uint32_t cp
+    cdef int n
     cdef unsigned int m16
     cdef uint64_t m
     # unescaping never makes the text longer; the 16 spare bytes take the whole-word stores below
@@ -126,21 +127,10 @@ cdef int _cap_string_into(Cur* c, Buf* out, Err* err) noexcept nogil:
             return fail(err, c, "malformed JSON: unterminated string")
         ch = p[1]
         if ch == 117:
-            if e - p < 6 or hex4(p + 2, &cp) < 0:
-                c.pos = p
-                return fail(err, c, "malformed JSON: invalid \\u escape")
-            if 0xD800 <= cp <= 0xDBFF:
-                if e - p < 12 or p[6] != 92 or p[7] != 117 or hex4(p + 8, &lo) < 0 \
-                        or not (0xDC00 <= lo <= 0xDFFF):
-                    c.pos = p
-                    return fail(err, c, "malformed JSON: lone high surrogate")
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
-                p += 12
-            elif 0xDC00 <= cp <= 0xDFFF:
-                c.pos = p
-                return fail(err, c, "malformed JSON: lone low surrogate")
-            else:
-                p += 6
+            n = u_escape(c, p, e, &cp, err)
+            if n < 0:
+                return n
+            p += n
             o += utf8_put(o, cp)
             continue
         if ch == 34 or ch == 92 or ch == 47:

@@ -34,6 +34,17 @@ cdef struct Span:
                          # is read (the buffer may move meanwhile): fix_scratch_spans
 
 
+cdef inline void span_text(Span* s, const uint8_t* p, Py_ssize_t n, int ascii, int in_scratch) noexcept nogil:
+    """s as a string of n bytes at p with no escapes (the fields but off)."""
+    s.p = p
+    s.n = n
+    s.kind = J_STR
+    s.esc = 0
+    s.ascii = ascii
+    s.neg = 0
+    s.in_scratch = in_scratch
+
+
 cdef uint8_t STR_CLASS[256]
 cdef int8_t HEX_VAL[256]
 
@@ -74,6 +85,27 @@ cdef inline int hex4(const uint8_t* p, uint32_t* out) noexcept nogil:
         return -1
     out[0] = <uint32_t>((a << 12) | (b << 8) | (d << 4) | e)
     return 0
+
+
+cdef inline int u_escape(Cur* c, const uint8_t* p, const uint8_t* e, uint32_t* cp,
+                         Err* err) noexcept nogil:
+    """The code point of the \\u escape at p (p[0] is its backslash) and the bytes it spans (6, or
+    12 for a surrogate pair); RC_FAILED with c.pos at p when it is malformed."""
+    cdef uint32_t lo
+    if e - p < 6 or hex4(p + 2, cp) < 0:
+        c.pos = p
+        return fail(err, c, "malformed JSON: invalid \\u escape")
+    if 0xD800 <= cp[0] <= 0xDBFF:
+        if e - p < 12 or p[6] != 92 or p[7] != 117 or hex4(p + 8, &lo) < 0 \
+                or not (0xDC00 <= lo <= 0xDFFF):
+            c.pos = p
+            return fail(err, c, "malformed JSON: lone high surrogate")
+        cp[0] = 0x10000 + ((cp[0] - 0xD800) << 10) + (lo - 0xDC00)
+        return 12
+    if 0xDC00 <= cp[0] <= 0xDFFF:
+        c.pos = p
+        return fail(err, c, "malformed JSON: lone low surrogate")
+    return 6
 
 
 cdef extern from *:
@@ -132,15 +164,39 @@ cdef inline uint64_t _special8_text(uint64_t w) noexcept nogil:
     return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - 0x2020202020202020ULL) & ~w)) & highs
 
 
+cdef inline const uint8_t* _plain_run(const uint8_t* p, const uint8_t* e, bint text) noexcept nogil:
+    """Past the run of plain string bytes at p, 16 or 8 at a time (SWAR: any '"', '\\', byte < 0x20
+    or, unless text, >= 0x80 stops it; the lowest flagged byte is exact), then byte by byte. Each
+    caller passes text as a constant, so each inlined copy keeps only its own masks."""
+    cdef unsigned int m16
+    cdef uint64_t m
+    if TF_SIMD16:
+        while e - p >= 16:
+            m16 = tf_special16_text(p) if text else tf_special16(p)
+            if m16:
+                return p + __builtin_ctz(m16)
+            p += 16
+    while e - p >= 8:
+        m = _special8_text(load_le64(p)) if text else _special8(load_le64(p))
+        if m:
+            return p + (__builtin_ctzll(m) >> 3)
+        p += 8
+    if text:
+        while p < e and (STR_CLASS[p[0]] == SC_PLAIN or STR_CLASS[p[0]] == SC_HIGH):
+            p += 1
+    else:
+        while p < e and STR_CLASS[p[0]] == 0:
+            p += 1
+    return p
+
+
 cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
     """c.pos is at the opening quote; on success it is just past the closing quote."""
     cdef const uint8_t* p = c.pos + 1
     cdef const uint8_t* e = c.end
     cdef uint8_t cls, ch
-    cdef uint32_t cp, lo
-    cdef uint64_t m
-    cdef unsigned int m16
-    cdef int found
+    cdef uint32_t cp
+    cdef int n
     s.p = p
     s.off = c.pos - c.start
     s.esc = 0
@@ -149,47 +205,9 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
     s.in_scratch = 0
     s.kind = J_STR
     while True:
-        # The common case: runs of plain bytes, 8 at a time (SWAR: any '"', '\\', byte < 0x20 or
-        # >= 0x80 stops the run; the byte loop below then decides exactly).
-        found = 0
-        if s.ascii:
-            if TF_SIMD16:
-                while e - p >= 16:
-                    m16 = tf_special16(p)
-                    if m16:
-                        p += __builtin_ctz(m16)
-                        found = 1
-                        break
-                    p += 16
-            if not found:
-                while e - p >= 8:
-                    m = _special8(load_le64(p))
-                    if m:
-                        p += __builtin_ctzll(m) >> 3   # the lowest flagged byte is exact
-                        break
-                    p += 8
-                else:
-                    while p < e and STR_CLASS[p[0]] == 0:
-                        p += 1
-        else:
-            if TF_SIMD16:
-                while e - p >= 16:
-                    m16 = tf_special16_text(p)
-                    if m16:
-                        p += __builtin_ctz(m16)
-                        found = 1
-                        break
-                    p += 16
-            if not found:
-                while e - p >= 8:
-                    m = _special8_text(load_le64(p))
-                    if m:
-                        p += __builtin_ctzll(m) >> 3
-                        break
-                    p += 8
-                else:
-                    while p < e and (STR_CLASS[p[0]] == SC_PLAIN or STR_CLASS[p[0]] == SC_HIGH):
-                        p += 1
+        # The common case: runs of plain bytes, 16 or 8 at a time; the byte loop below decides
+        # exactly where the run stopped.
+        p = _plain_run(p, e, 0) if s.ascii else _plain_run(p, e, 1)
         if p >= e:
             c.pos = p
             return fail(err, c, "malformed JSON: unterminated string")
@@ -212,23 +230,12 @@ cdef int scan_string(Cur* c, Span* s, Err* err) noexcept nogil:
                 return fail(err, c, "malformed JSON: unterminated string")
             ch = p[1]
             if ch == 117:  # \uXXXX
-                if e - p < 6 or hex4(p + 2, &cp) < 0:
-                    c.pos = p
-                    return fail(err, c, "malformed JSON: invalid \\u escape")
-                if 0xD800 <= cp <= 0xDBFF:
-                    if e - p < 12 or p[6] != 92 or p[7] != 117 or hex4(p + 8, &lo) < 0 \
-                            or not (0xDC00 <= lo <= 0xDFFF):
-                        c.pos = p
-                        return fail(err, c, "malformed JSON: lone high surrogate")
+                n = u_escape(c, p, e, &cp, err)
+                if n < 0:
+                    return n
+                if cp >= 0x80:          # a surrogate pair's code point is too
                     s.ascii = 0
-                    p += 12
-                elif 0xDC00 <= cp <= 0xDFFF:
-                    c.pos = p
-                    return fail(err, c, "malformed JSON: lone low surrogate")
-                else:
-                    if cp >= 0x80:
-                        s.ascii = 0
-                    p += 6
+                p += n
             elif ch == 34 or ch == 92 or ch == 47 or ch == 98 or ch == 102 or ch == 110 \
                     or ch == 114 or ch == 116:
                 p += 2
@@ -424,17 +431,8 @@ cdef int skip_container(Cur* c, int depth, Err* err, Buf* checked_numbers) noexc
                 return fail(err, c, "malformed JSON: unexpected end of data")
             ch = c.pos[0]
         if top == 123:
-            if ch != 34:
-                return fail(err, c, "malformed JSON: expected a string key")
-            if scan_string(c, &tmp, err) < 0:
+            if obj_key(c, &tmp, err) < 0:
                 return -1
-            skip_ws(c)
-            if c.pos >= c.end or c.pos[0] != 58:
-                return fail(err, c, "malformed JSON: expected ':'")
-            c.pos += 1
-            skip_ws(c)
-            if c.pos >= c.end:
-                return fail(err, c, "malformed JSON: unexpected end of data")
             ch = c.pos[0]
         if ch == 123 or ch == 91:
             if depth + sp > MAX_DEPTH:

@@ -723,15 +723,8 @@ cdef class PlanCore:
         """Generic output: the value as text (docs/open-protocol.md)."""
         cdef int kind = TYPE_KIND[e.t]
         cdef const Span* s = &e.v
-        cdef IntVal iv
-        cdef int64_t lo
-        cdef uint64_t hi
-        cdef char txt[400]
-        cdef int n
-        cdef double x
         cdef const uint8_t* p
         cdef Py_ssize_t ln
-        cdef const char* why = NULL
         if s.kind == J_NULL or s.kind == J_ABSENT:
             return _close(out, 0, err)
         if kind == K_NULL:
@@ -741,26 +734,13 @@ cdef class PlanCore:
                 return self._push_value_text(out, s, err)
             if s.kind != J_INT:
                 return fail_at(err, s.off, "expected an integer")
-            int_range(e.t, e.f, &lo, &hi)
-            if parse_int_text(s.p, s.n, &iv) < 0 or not int_in_range(&iv, lo, hi):
-                return fail_at(err, s.off, "integer out of range")
-            return _close_integer_text(out, &iv, s.p, s.n, err)
+            return _close_int_text(out, e.t, e.f, s.p, s.n, s.off, "integer out of range", err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
             if s.kind == J_STR:
                 return self._push_value_text(out, s, err)
             if s.kind != J_INT and s.kind != J_FLOAT:
                 return fail_at(err, s.off, "expected a number")
-            n = format_shortest(s.p, s.n, 32 if kind == K_FLOAT32 else 64, &x, txt,
-                                &self.numtmp)
-            if n == RC_NO_MEMORY:
-                return _oom(err)
-            if n == NOT_FLOAT32:
-                return fail_at(err, s.off, "float out of float32 range")
-            if n < 0:
-                return fail_at(err, s.off, "number out of range")
-            if buf_append_short(&out.data, txt, n) < 0:
-                return _oom(err)
-            return _close(out, 1, err)
+            return _close_shortest(out, s.p, s.n, kind, &self.numtmp, 0, s.off, err)
         if kind == K_TEXT or kind == K_BLOB:
             if s.kind != J_STR:
                 return fail_at(err, s.off, "expected a string")

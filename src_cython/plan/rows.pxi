@@ -189,6 +189,24 @@ cdef inline int _close(VarCol* out, bint valid, Err* err) noexcept nogil:
     return _oom(err)
 
 
+cdef inline int _close_shortest(VarCol* out, const uint8_t* p, Py_ssize_t n, int kind, Buf* numtmp,
+                                 int plain, Py_ssize_t off, Err* err) noexcept nogil:
+    """Generic text of the number text p[:n] in a FLOAT (K_FLOAT32) or DOUBLE column: its
+    canonical shortest form (format_shortest) as out's next value."""
+    cdef char txt[400]
+    cdef double x
+    cdef int r = format_shortest(p, n, 32 if kind == K_FLOAT32 else 64, &x, txt, numtmp, plain)
+    if r == RC_NO_MEMORY:
+        return _oom(err)
+    if r == NOT_FLOAT32:
+        return fail_at(err, off, "float out of float32 range")
+    if r < 0:
+        return fail_at(err, off, "number out of range")
+    if buf_append_short(&out.data, txt, r) < 0:
+        return _oom(err)
+    return _close(out, 1, err)
+
+
 cdef inline int _close_integer_text(VarCol* out, const IntVal* iv, const uint8_t* p, Py_ssize_t n,
                                    Err* err) noexcept nogil:
     """Generic text of an integer whose text `p` parsed in range (parse_int_text): the grammar
@@ -201,6 +219,23 @@ cdef inline int _close_integer_text(VarCol* out, const IntVal* iv, const uint8_t
     if rc < 0:
         return _oom(err)
     return _close(out, 1, err)
+
+
+cdef inline int _close_int_text(VarCol* out, int t, uint32_t f, const uint8_t* p, Py_ssize_t n,
+                                Py_ssize_t off, const char* invalid, Err* err) noexcept nogil:
+    """Generic text of the integer text p[:n] in a column of type t and flags f: `invalid` if it
+    is no integer, "integer out of range" if it passes the column's range."""
+    cdef IntVal iv
+    cdef int64_t lo
+    cdef uint64_t hi
+    cdef int r
+    int_range(t, f, &lo, &hi)
+    r = parse_int_text(p, n, &iv)
+    if r == -1:
+        return fail_at(err, off, invalid)
+    if r < 0 or not int_in_range(&iv, lo, hi):
+        return fail_at(err, off, "integer out of range")
+    return _close_integer_text(out, &iv, p, n, err)
 
 
 cdef inline int _push_opt(FixCol* c, const void* v, int n, int has) noexcept nogil:
@@ -221,13 +256,7 @@ cdef inline Py_ssize_t _hash_slot(uint64_t h, Py_ssize_t cap) noexcept nogil:
 # to a scratch buffer that may move while the message is read: their spans hold an offset into
 # it, marked in_scratch, and become pointers once the message is done.
 cdef inline void span_in_scratch(Span* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
-    s.p = <const uint8_t*><uintptr_t>start
-    s.n = n
-    s.kind = J_STR
-    s.esc = 0
-    s.ascii = 1
-    s.neg = 0
-    s.in_scratch = 1
+    span_text(s, <const uint8_t*><uintptr_t>start, n, 1, 1)
 
 
 cdef void fix_scratch_spans(Image* img, const uint8_t* base) noexcept nogil:

@@ -439,13 +439,11 @@ cdef int _stream_value(SimplePlan self, Cur* c, TablePlan* p, ColEntry* e, int64
 cdef inline int _stream_number(SimplePlan self, Cur* c, ColEntry* e, int64_t idx, int dec, int tj,
                                Err* err) noexcept nogil:
     """DEC_INT / DEC_F64 / DEC_F32 / DEC_NUMBER of a long or float/double branch."""
-    cdef int64_t lv
     cdef IntVal iv
     cdef double f64
     if dec == DEC_INT:
-        if avro_long(c, &lv, err) < 0:
+        if _sav_read_integer(c, e, idx, &iv, err) < 0:
             return -1
-        _sav_integer(lv, idx, e.t, e.f, &iv)
         return _again_if_failed(self.core._push_target_int(tj, &iv, e.t, e.f, e.v.off, err))
     if _sav_real(c, e, idx, &f64, err) < 0:
         return -1
@@ -489,7 +487,6 @@ cdef int _render_value(SimplePlan self, Cur* c, TablePlan* p, Image* img, ColEnt
 cdef inline int _render_text(SimplePlan self, Cur* c, int g, ColEntry* e, int64_t idx, VarCol* vals,
                              Err* err) noexcept nogil:
     """One value's generic text by GenericDecoder g."""
-    cdef int64_t lv
     cdef IntVal iv
     cdef int64_t lo
     cdef uint64_t hi
@@ -497,9 +494,8 @@ cdef inline int _render_text(SimplePlan self, Cur* c, int g, ColEntry* e, int64_
     cdef Span val
     cdef int rc
     if g == GEN_INT:
-        if avro_long(c, &lv, err) < 0:
+        if _sav_read_integer(c, e, idx, &iv, err) < 0:
             return -1
-        _sav_integer(lv, idx, e.t, e.f, &iv)
         int_range(e.t, e.f, &lo, &hi)
         if not int_in_range(&iv, lo, hi):
             return RUN_REREAD           # the image path words the error
@@ -537,15 +533,19 @@ cdef int _render_entry(SimplePlan self, Cur* c, ColEntry* e, int64_t idx, VarCol
     return _again_if_failed(rc)
 
 
+cdef inline int _sav_read_integer(Cur* c, ColEntry* e, int64_t idx, IntVal* iv,
+                                  Err* err) noexcept nogil:
+    """The next long (branch idx) as the integer it stands for in e's column (_sav_integer)."""
+    cdef int64_t lv
+    if avro_long(c, &lv, err) < 0:
+        return -1
+    _sav_integer(lv, idx, e.t, e.f, iv)
+    return 0
+
+
 cdef inline void _sav_integer(int64_t lv, int64_t idx, int t, uint32_t flags, IntVal* iv) noexcept nogil:
     """The integer a simple-Avro long (or UnsignedBigint) stands for in a column of type t: TiCDC
     casts a uint64 (BIGINT UNSIGNED, BIT, SET bitmasks) to int64, so those are read back as
     unsigned."""
-    iv.neg = 0
-    if idx == SAV_UBIGINT or t == T_BIT or t == T_SET or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)):
-        iv.mag = <uint64_t>lv
-    elif lv < 0:
-        iv.neg = 1
-        iv.mag = <uint64_t>(-(lv + 1)) + 1
-    else:
-        iv.mag = <uint64_t>lv
+    int_from_long(lv, idx == SAV_UBIGINT or t == T_BIT or t == T_SET
+                  or (t == T_LONGLONG and (flags & FLAG_UNSIGNED)), iv)

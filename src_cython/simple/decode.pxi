@@ -1509,15 +1509,8 @@ cdef class SimplePlan:
         cdef int rc
         cdef int kind = TYPE_KIND[e.t]
         cdef const Span* s = &e.v
-        cdef IntVal iv
-        cdef int64_t lo, wall
-        cdef uint64_t hi
-        cdef char txt[400]
-        cdef int n, r
-        cdef double x
         cdef const uint8_t* p
         cdef Py_ssize_t ln
-        cdef const char* why = NULL
         if s.kind == J_NULL or s.kind == J_ABSENT:
             return _close(out, 0, err)
         if e.zone >= 0:
@@ -1528,29 +1521,14 @@ cdef class SimplePlan:
             rc = self.core._str_bytes(s, &p, &ln, err)
             if rc < 0:
                 return rc
-            int_range(e.t, e.f, &lo, &hi)
-            r = parse_int_text(p, ln, &iv)
-            if r == -1:
-                return fail_at(err, s.off, "invalid integer")
-            if r < 0 or not int_in_range(&iv, lo, hi):
-                return fail_at(err, s.off, "integer out of range")
-            return _close_integer_text(out, &iv, p, ln, err)
+            return _close_int_text(out, e.t, e.f, p, ln, s.off, "invalid integer", err)
         if kind == K_FLOAT32 or kind == K_FLOAT64:
             rc = self.core._str_bytes(s, &p, &ln, err)
             if rc < 0:
                 return rc
             if json_number_syntax(p, ln) < 0:
                 return fail_at(err, s.off, "invalid number")
-            n = format_shortest(p, ln, 32 if kind == K_FLOAT32 else 64, &x, txt, &self.core.numtmp, 1)
-            if n == RC_NO_MEMORY:
-                return _oom(err)
-            if n == NOT_FLOAT32:
-                return fail_at(err, s.off, "float out of float32 range")
-            if n < 0:
-                return fail_at(err, s.off, "number out of range")
-            if buf_append_short(&out.data, txt, n) < 0:
-                return _oom(err)
-            return _close(out, 1, err)
+            return _close_shortest(out, p, ln, kind, &self.core.numtmp, 1, s.off, err)
         return self.core._render(e, out, err)
 
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:

@@ -50,6 +50,19 @@ cdef struct IntVal:
     int neg
 
 
+cdef inline void int_from_long(int64_t lv, bint as_unsigned, IntVal* iv) noexcept nogil:
+    """The integer a wire int64 stands for: its uint64 bits where the column is unsigned (TiCDC
+    casts a uint64 to int64), else its sign and magnitude."""
+    iv.neg = 0
+    if as_unsigned:
+        iv.mag = <uint64_t>lv
+    elif lv < 0:
+        iv.neg = 1
+        iv.mag = <uint64_t>(-(lv + 1)) + 1
+    else:
+        iv.mag = <uint64_t>lv
+
+
 cdef inline uint64_t _eight_digits_value(uint64_t w) noexcept nogil:
     """The number eight checked digits spell, the first (lowest byte) the most significant:
     neighbouring digits, then pairs, then quads are combined within ever wider lanes."""
@@ -95,24 +108,22 @@ cdef int parse_int_text(const uint8_t* p, Py_ssize_t n, IntVal* out) noexcept no
                 return -1
             v = v * 10 + d
             p += 1
-        out.mag = v
-        if v == 0:
-            out.neg = 0  # "-0" is 0
-        return 0
-    while p < e:
-        if not (48 <= p[0] <= 57):
-            return -1
-        d = p[0] - 48
-        if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
-            # too large, unless the text is no integer at all: that is said first, as the twin does
-            p += 1
-            while p < e:
-                if not (48 <= p[0] <= 57):
-                    return -1
+    else:
+        while p < e:
+            if not (48 <= p[0] <= 57):
+                return -1
+            d = p[0] - 48
+            if v > (0xFFFFFFFFFFFFFFFFULL - d) // 10:
+                # too large, unless the text is no integer at all: that is said first, as the twin
+                # does
                 p += 1
-            return -2
-        v = v * 10 + d
-        p += 1
+                while p < e:
+                    if not (48 <= p[0] <= 57):
+                        return -1
+                    p += 1
+                return -2
+            v = v * 10 + d
+            p += 1
     out.mag = v
     if v == 0:
         out.neg = 0  # "-0" is 0
@@ -663,29 +674,25 @@ cdef int _shortest_decimal(double x, int bits, uint64_t* digits_out, int* exp_ou
     cdef int q, k, h, gi, is_even, lower_closer, up_inside, wp_inside, u_inside, w_inside, round_up
     cdef uint32_t u32
     cdef float f
+    cdef int mb, emask, bias
+    # the IEEE fields of either width: mb mantissa bits, then the exponent (emask) biased by bias
     if bits == 32:
         f = <float>x
         memcpy(&u32, &f, 4)
-        c = u32 & 0x7FFFFF
-        q = <int>((u32 >> 23) & 0xFF)
-        if q == 0:
-            q = -149
-            lower_closer = 0
-        else:
-            lower_closer = c == 0 and q > 1
-            c |= 0x800000
-            q -= 150
+        u = u32
+        mb, emask, bias = 23, 0xFF, 150
     else:
         memcpy(&u, &x, 8)
-        c = u & ((<uint64_t>1 << 52) - 1)
-        q = <int>((u >> 52) & 0x7FF)
-        if q == 0:
-            q = -1074
-            lower_closer = 0
-        else:
-            lower_closer = c == 0 and q > 1
-            c |= <uint64_t>1 << 52
-            q -= 1075
+        mb, emask, bias = 52, 0x7FF, 1075
+    c = u & ((<uint64_t>1 << mb) - 1)
+    q = <int>((u >> mb) & emask)
+    if q == 0:                              # subnormal
+        q = 1 - bias
+        lower_closer = 0
+    else:
+        lower_closer = c == 0 and q > 1
+        c |= <uint64_t>1 << mb
+        q -= bias
     is_even = (c & 1) == 0
     cb = c << 2
     cbr = cb + 2
@@ -1063,22 +1070,14 @@ cdef int decimal_parse(const uint8_t* p, Py_ssize_t n, int precision, int scale,
         neg = 1
         p += 1
     ip = p
-    while p < e and 48 <= p[0] <= 57:
-        p += 1
+    p = _skip_digits(p, e)
     int_digits = p - ip
-    if int_digits == 0:
-        why[0] = "invalid decimal"
-        return -1
     if p < e and p[0] == 46:
-        p += 1
-        fp = p
-        while p < e and 48 <= p[0] <= 57:
-            p += 1
+        fp = p + 1
+        p = _skip_digits(fp, e)
         frac_digits = p - fp
-        if frac_digits == 0:
-            why[0] = "invalid decimal"
-            return -1
-    if p != e:
+    # digits before the point, digits after a point, and nothing else
+    if int_digits == 0 or (fp != NULL and frac_digits == 0) or p != e:
         why[0] = "invalid decimal"
         return -1
     if frac_digits > scale:

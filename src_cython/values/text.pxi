@@ -18,46 +18,38 @@ cdef enum:
 cdef uint64_t UTF8_ROW[256]
 
 
+# The DFA's moves (from state, first byte, last byte, to state); every other move rejects.
+_UTF8_MOVES = (
+    (U8_ACCEPT, 0x00, 0x7F, U8_ACCEPT),    # between characters: ASCII stays,
+    (U8_ACCEPT, 0xC2, 0xDF, U8_NEED1),     # a lead byte opens its sequence
+    (U8_ACCEPT, 0xE0, 0xE0, U8_E0),
+    (U8_ACCEPT, 0xE1, 0xEC, U8_NEED2),
+    (U8_ACCEPT, 0xED, 0xED, U8_ED),
+    (U8_ACCEPT, 0xEE, 0xEF, U8_NEED2),
+    (U8_ACCEPT, 0xF0, 0xF0, U8_F0),
+    (U8_ACCEPT, 0xF1, 0xF3, U8_NEED3),
+    (U8_ACCEPT, 0xF4, 0xF4, U8_F4),
+    (U8_NEED1, 0x80, 0xBF, U8_ACCEPT),
+    (U8_NEED2, 0x80, 0xBF, U8_NEED1),
+    (U8_NEED3, 0x80, 0xBF, U8_NEED2),
+    (U8_E0, 0xA0, 0xBF, U8_NEED1),
+    (U8_ED, 0x80, 0x9F, U8_NEED1),
+    (U8_F0, 0x90, 0xBF, U8_NEED2),
+    (U8_F4, 0x80, 0x8F, U8_NEED2),
+)
+
+
 cdef void _utf8_row_init() noexcept:
-    cdef int b, s
-    cdef uint64_t row
-    cdef int nxt[9]
+    """UTF8_ROW from _UTF8_MOVES: a state's value is its field's bit offset in a row."""
+    cdef int b, s, frm, first, last, to
+    cdef uint64_t reject_all = 0
+    for s in range(9):
+        reject_all |= (<uint64_t>U8_REJECT) << (6 * s)
     for b in range(256):
-        for s in range(9):
-            nxt[s] = U8_REJECT
-        # from between characters: ASCII stays, a lead byte opens its sequence
-        if b < 0x80:
-            nxt[0] = U8_ACCEPT
-        elif 0xC2 <= b <= 0xDF:
-            nxt[0] = U8_NEED1
-        elif b == 0xE0:
-            nxt[0] = U8_E0
-        elif b == 0xED:
-            nxt[0] = U8_ED
-        elif 0xE1 <= b <= 0xEF:
-            nxt[0] = U8_NEED2
-        elif b == 0xF0:
-            nxt[0] = U8_F0
-        elif b == 0xF4:
-            nxt[0] = U8_F4
-        elif 0xF1 <= b <= 0xF3:
-            nxt[0] = U8_NEED3
-        if 0x80 <= b <= 0xBF:
-            nxt[U8_NEED1 // 6] = U8_ACCEPT
-            nxt[U8_NEED2 // 6] = U8_NEED1
-            nxt[U8_NEED3 // 6] = U8_NEED2
-            if b >= 0xA0:
-                nxt[U8_E0 // 6] = U8_NEED1
-            else:
-                nxt[U8_ED // 6] = U8_NEED1
-            if b >= 0x90:
-                nxt[U8_F0 // 6] = U8_NEED2
-            else:
-                nxt[U8_F4 // 6] = U8_NEED2
-        row = 0
-        for s in range(9):
-            row |= (<uint64_t>nxt[s]) << (6 * s)
-        UTF8_ROW[b] = row
+        UTF8_ROW[b] = reject_all
+    for frm, first, last, to in _UTF8_MOVES:
+        for b in range(first, last + 1):
+            UTF8_ROW[b] = (UTF8_ROW[b] & ~((<uint64_t>63) << frm)) | ((<uint64_t>to) << frm)
 
 
 _utf8_row_init()
@@ -403,8 +395,8 @@ cdef int utf8_replace_invalid(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept
     utf8_valid refused comes here."""
     cdef const uint8_t* e = p + n
     cdef uint8_t* o
-    cdef uint8_t c, lo, hi
-    cdef int need, k
+    cdef uint8_t c
+    cdef int st, nxt, k
     if buf_reserve(out, 3 * n) < 0:   # each byte yields at most one 3-byte U+FFFD
         return -1
     o = out.data + out.len
@@ -415,41 +407,26 @@ cdef int utf8_replace_invalid(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept
             o += 1
             p += 1
             continue
-        # bytes a sequence needs after its lead, and the range of the second byte
-        lo = 0x80
-        hi = 0xBF
-        if 0xC2 <= c <= 0xDF:
-            need = 1
-        elif 0xE0 <= c <= 0xEF:
-            need = 2
-            if c == 0xE0:
-                lo = 0xA0
-            elif c == 0xED:
-                hi = 0x9F
-        elif 0xF0 <= c <= 0xF4:
-            need = 3
-            if c == 0xF0:
-                lo = 0x90
-            elif c == 0xF4:
-                hi = 0x8F
-        else:
-            need = 0
-        k = 0
-        if need and e - p > 1 and lo <= p[1] <= hi:
-            k = 1
-            while k < need and e - p > k + 1 and (p[k + 1] & 0xC0) == 0x80:
-                k += 1
-        if need and k == need:
-            memcpy(o, p, need + 1)
-            o += need + 1
-            p += need + 1
+        # the DFA of utf8_valid from the lead: k bytes read while they may still be a character
+        st = UTF8_ROW[c] & 63
+        k = 1
+        while st != U8_ACCEPT and st != U8_REJECT and e - p > k:
+            nxt = (UTF8_ROW[p[k]] >> st) & 63
+            if nxt == U8_REJECT:
+                break
+            st = nxt
+            k += 1
+        if st == U8_ACCEPT:
+            memcpy(o, p, k)
+            o += k
+            p += k
         else:
             # the lead plus the continuation bytes that were still possible: one U+FFFD
             o[0] = 0xEF
             o[1] = 0xBF
             o[2] = 0xBD
             o += 3
-            p += k + 1
+            p += k
     out.len = o - out.data
     return 0
 
