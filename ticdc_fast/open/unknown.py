@@ -88,8 +88,14 @@ class UnknownColumns:
         """A stretch decoded: its new names are reported; with a typed schema that held every
         column of the table's first row (not a projection), each row that brought new ones is
         a schema change (``fail``: SchemaChangedError at its message, the logs as before)."""
+        moved = [t for t, log in self.logs.items()
+                 if log.unknown_count != marks[t][0] or log.missing_count != marks[t][2]]
+        if not moved:           # the common call: nothing new (one compare per table)
+            self.found = []
+            return
         changes = []
-        for t, log in self.logs.items():
+        for t in moved:
+            log = self.logs[t]
             new = log.unknown_since(marks[t][0])
             if not new:
                 continue
@@ -108,9 +114,9 @@ class UnknownColumns:
                 "schema (schema='auto' reads it from the stream), or pass on_schema_change='ignore' "
                 "(new columns dropped and counted)", msg, 0, part="value", table=table, added=tuple(added))
         stats.schema_changes_ignored += len(changes)
-        self.found = [(t, name, msg) for t, log in self.logs.items()
-                      for name, msg, _ in log.unknown_since(marks[t][0])]
-        for t, log in self.logs.items():
+        self.found = [(t, name, msg) for t in moved for name, msg, _ in self.logs[t].unknown_since(marks[t][0])]
+        for t in moved:
+            log = self.logs[t]
             if log.unknown_count != marks[t][0]:
                 self.names[t] = tuple(name for name, _, _ in log.unknown_since(0))
             if log.missing_count != marks[t][2]:
