@@ -298,13 +298,11 @@ class OpenDecoder(FrontEnd):
         return out
 
     def _part_begin(self, values=None) -> None:
-        u = self._unknown
-        self._call_marks = None if u is None else (u.marks(), dict(u.names), dict(u.absent))
+        self._call_marks = None if self._unknown is None else self._unknown.marks()
 
     def _part_rollback(self, mark) -> None:
         if self._unknown is not None and self._call_marks is not None:
-            self._unknown.rollback(self._call_marks[0])
-            self._unknown.names, self._unknown.absent = self._call_marks[1], self._call_marks[2]
+            self._unknown.rollback(self._call_marks, reports=True)
 
     def _decode_stretch(self, keys, values, partitions, offsets) -> pa.RecordBatch | TableBatches:
         self._check_stretch(keys, values, partitions, offsets)

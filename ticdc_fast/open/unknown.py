@@ -79,10 +79,13 @@ class UnknownColumns:
     def marks(self) -> dict:
         return {t: (log.unknown_count, log.own_rows, log.missing_count) for t, log in self.logs.items()}
 
-    def rollback(self, marks: dict) -> None:
+    def rollback(self, marks: dict, reports: bool = False) -> None:
+        """The logs as at ``marks``; ``reports``: the names reported, too (a call undone)."""
         for t, log in self.logs.items():
             log.truncate_unknown(*marks[t][:2])
             log.truncate_missing(marks[t][2])
+            if reports:
+                self._report(t, log)
 
     def commit(self, marks: dict, stats) -> None:
         """A stretch decoded: its new names are reported; with a typed schema that held every
@@ -116,11 +119,11 @@ class UnknownColumns:
         stats.schema_changes_ignored += len(changes)
         self.found = [(t, name, msg) for t in moved for name, msg, _ in self.logs[t].unknown_since(marks[t][0])]
         for t in moved:
-            log = self.logs[t]
-            if log.unknown_count != marks[t][0]:
-                self.names[t] = tuple(name for name, _, _ in log.unknown_since(0))
-            if log.missing_count != marks[t][2]:
-                self.absent[t] = tuple(self.targets[t][j] for j in log.missing_since(0))
+            self._report(t, self.logs[t])
+
+    def _report(self, t: str, log) -> None:
+        self.names[t] = tuple(name for name, _, _ in log.unknown_since(0))
+        self.absent[t] = tuple(self.targets[t][j] for j in log.missing_since(0))
 
     def report(self) -> dict:
         return {t: names for t, names in self.names.items() if names}
