@@ -132,6 +132,7 @@ class OpenDecoder(FrontEnd):
                  on_schema_change: str = "fail", implementation: str | None = None):
         self._auto_args = None
         self._unknown = None
+        self._first_marks = None
         check_on_schema_change(on_schema_change)
         if isinstance(schema, str) and schema == "auto":
             self._defer_auto(dict(locals()))
@@ -288,7 +289,8 @@ class OpenDecoder(FrontEnd):
         (and checked for a schema change) only if it decodes."""
         if self._unknown is None:
             return self._decode_stretch(keys, values, partitions, offsets)
-        marks = self._unknown.marks()
+        marks = self._first_marks or self._unknown.marks()   # a call's first stretch: its own
+        self._first_marks = None
         try:
             out = self._decode_stretch(keys, values, partitions, offsets)
         except BaseException:
@@ -298,7 +300,7 @@ class OpenDecoder(FrontEnd):
         return out
 
     def _part_begin(self, values=None) -> None:
-        self._call_marks = None if self._unknown is None else self._unknown.marks()
+        self._call_marks = self._first_marks = None if self._unknown is None else self._unknown.marks()
 
     def _part_rollback(self, mark) -> None:
         if self._unknown is not None and self._call_marks is not None:

@@ -70,36 +70,40 @@ class UnknownColumns:
 
     def __init__(self, logs: dict, on_schema_change: str, targets: dict):
         self.logs = logs                        # {"db.t": OpenPlan | TwinLog}
+        self.tables = list(logs)
+        self._logs = list(logs.values())        # aligned with tables (and with marks())
         self.targets = targets                  # {"db.t": [typed column names]}
         self.absent: dict = {t: () for t in logs}
         self.on_change = on_schema_change
         self.names: dict = {t: () for t in logs}
         self.found: list = []     # (table, name, message index) first reported by the last stretch
 
-    def marks(self) -> dict:
-        return {t: (log.unknown_count, log.own_rows, log.missing_count) for t, log in self.logs.items()}
+    def marks(self) -> list:
+        """Where each log stands: (unknown names, the table's rows, missing targets)."""
+        return [(log.unknown_count, log.own_rows, log.missing_count) for log in self._logs]
 
-    def rollback(self, marks: dict, reports: bool = False) -> None:
+    def rollback(self, marks: list, reports: bool = False) -> None:
         """The logs as at ``marks``; ``reports``: the names reported, too (a call undone)."""
-        for t, log in self.logs.items():
-            log.truncate_unknown(*marks[t][:2])
-            log.truncate_missing(marks[t][2])
+        for t, log, m in zip(self.tables, self._logs, marks):
+            log.truncate_unknown(m[0], m[1])
+            log.truncate_missing(m[2])
             if reports:
                 self._report(t, log)
 
-    def commit(self, marks: dict, stats) -> None:
+    def commit(self, marks: list, stats) -> None:
         """A stretch decoded: its new names are reported; with a typed schema that held every
         column of the table's first row (not a projection), each row that brought new ones is
         a schema change (``fail``: SchemaChangedError at its message, the logs as before)."""
-        moved = [t for t, log in self.logs.items()
-                 if log.unknown_count != marks[t][0] or log.missing_count != marks[t][2]]
-        if not moved:           # the common call: nothing new (one compare per table)
-            self.found = []
+        moved = [i for i, log in enumerate(self._logs)
+                 if log.unknown_count != marks[i][0] or log.missing_count != marks[i][2]]
+        if not moved:           # the common call: nothing new (two compares per table)
+            if self.found:
+                self.found = []
             return
         changes = []
-        for t in moved:
-            log = self.logs[t]
-            new = log.unknown_since(marks[t][0])
+        for i in moved:
+            t, log = self.tables[i], self._logs[i]
+            new = log.unknown_since(marks[i][0])
             if not new:
                 continue
             if _whole_table(log):
@@ -117,9 +121,10 @@ class UnknownColumns:
                 "schema (schema='auto' reads it from the stream), or pass on_schema_change='ignore' "
                 "(new columns dropped and counted)", msg, 0, part="value", table=table, added=tuple(added))
         stats.schema_changes_ignored += len(changes)
-        self.found = [(t, name, msg) for t in moved for name, msg, _ in self.logs[t].unknown_since(marks[t][0])]
-        for t in moved:
-            self._report(t, self.logs[t])
+        self.found = [(self.tables[i], name, msg) for i in moved
+                      for name, msg, _ in self._logs[i].unknown_since(marks[i][0])]
+        for i in moved:
+            self._report(self.tables[i], self._logs[i])
 
     def _report(self, t: str, log) -> None:
         self.names[t] = tuple(name for name, _, _ in log.unknown_since(0))
