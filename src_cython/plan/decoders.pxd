@@ -43,8 +43,9 @@ cdef enum TextDecoder:
     TXT_CORE = 0         # the core's converter of (column kind, target writer)
     TXT_TEXT = 1         # a character column's text into a string target, as it is
     TXT_RENDER = 2       # a string target: the value rendered by the protocol's text rules
-    TXT_ELEMENTS = 3     # an ENUM/SET index or bitmask into a string target: its element names
-    TXT_FLOAT = 4        # a FLOAT/DOUBLE column's number text into float32/float64, exact
+    TXT_ENUM = 3         # an ENUM index into a string target: its element's name
+    TXT_SET = 4          # a SET bitmask into a string target: its elements' names, comma-joined
+    TXT_FLOAT = 5        # a FLOAT/DOUBLE column's number text into float32/float64, exact
 
 
 cdef struct ElementNames:

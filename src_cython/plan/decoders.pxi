@@ -99,7 +99,7 @@ cdef int text_decoder_for(int t, uint32_t flags, int w, bint has_elements) noexc
     cdef int kind = TYPE_KIND[t]
     if w == W_STRING:
         if (t == T_ENUM or t == T_SET) and has_elements:
-            return TXT_ELEMENTS
+            return TXT_ENUM if t == T_ENUM else TXT_SET
         if plain_text_target(t, flags, w):
             return TXT_TEXT
         return TXT_CORE if flags & FLAG_BINARY else TXT_RENDER
@@ -111,7 +111,7 @@ cdef int text_decoder_for(int t, uint32_t flags, int w, bint has_elements) noexc
 cdef inline int decode_text(PlanCore core, int td, const ColEntry* e, int j, const ElementNames* el,
                             int first, int count, Err* err) noexcept nogil:
     """A column's non-null text token into target j by its TextDecoder td (elements first..first
-    + count of el for TXT_ELEMENTS): 0, RC_FAILED or RC_NO_MEMORY.  A TIMESTAMP given with its
+    + count of el for TXT_ENUM / TXT_SET): 0, RC_FAILED or RC_NO_MEMORY.  A TIMESTAMP given with its
     zone (the simple protocol's {"location", "value"} object) is a token kind of its own."""
     if e.zone >= 0:
         return _text_zoned(core, e, j, err)
@@ -123,8 +123,8 @@ cdef inline int decode_text(PlanCore core, int td, const ColEntry* e, int j, con
         return core._convert(e, j, err)
     if td == TXT_RENDER:
         return core._render_hooked(e, &core.t_var[j], err)
-    if td == TXT_ELEMENTS:
-        return _text_elements(core, e, j, el, first, count, err)
+    if td == TXT_ENUM or td == TXT_SET:
+        return _text_elements(core, e, j, el, first, count, td == TXT_ENUM, err)
     return _text_float(core, e, j, err)
 
 
@@ -148,7 +148,7 @@ cdef int _text_zoned(PlanCore core, const ColEntry* e, int j, Err* err) noexcept
 
 
 cdef int _text_elements(PlanCore core, const ColEntry* e, int j, const ElementNames* el, int first,
-                        int count, Err* err) noexcept nogil:
+                        int count, bint is_enum, Err* err) noexcept nogil:
     """An ENUM index (1-based, 0 the empty value) or SET bitmask as its element names."""
     cdef const uint8_t* sp
     cdef Py_ssize_t sn
@@ -164,7 +164,7 @@ cdef int _text_elements(PlanCore core, const ColEntry* e, int j, const ElementNa
     int_range(e.t, e.f, &lo, &hi)
     if parse_int_text(sp, sn, &iv) != 0 or not int_in_range(&iv, lo, hi):
         return fail_at(err, e.v.off, "invalid ENUM/SET value")
-    if e.t == T_ENUM:
+    if is_enum:
         if iv.mag > <uint64_t>count:
             return fail_at(err, e.v.off, "ENUM index beyond its elements")
         if iv.mag > 0 and buf_append(out, el.names.data + eo[first + iv.mag - 1],
