@@ -319,9 +319,12 @@ class _Table:
         if pc.any(later).as_py():
             waiting = rows.filter(later)
             rest.append((waiting, pa.array(np.ones(waiting.num_rows, dtype=bool))))
-        if not pc.any(ready).as_py():
+        count = pc.sum(ready).as_py() or 0
+        if not count:
             return None, rest
-        return rows.select(self._columns_to_apply(rows, ready)).filter(ready), rest
+        chosen = rows.select(self._columns_to_apply(rows, ready))
+        # all ready (the usual step): the rows as they are, no copy (the fold copies the newest once)
+        return (chosen if count == rows.num_rows else chosen.filter(ready)), rest
 
     def _columns_to_apply(self, rows, ready) -> list:
         """The columns the fold reads: the table's, the change order's, and the old image
