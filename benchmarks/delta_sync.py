@@ -1,6 +1,6 @@
 """``sync`` end to end against delta-rs's own MERGE of the same folded changes, on one core (issue 41).
 
-    python benchmarks/delta_sync.py [--rows 400000] [--batch-size 100000] [--repeat 3]
+    python benchmarks/delta_sync.py [--rows 400000] [--batch-size 2000] [--repeat 3] [--phases]
 
 A realistic open-protocol changefeed of two tables (``realistic_changefeed``: ~70 % INSERT, 20 %
 UPDATE, 10 % DELETE, a RESOLVED every 1000 rows) is written to a capture file.  Then, each in a
@@ -123,10 +123,64 @@ def _merge(sources, root) -> float:
     return _clock(t0)
 
 
+_PHASES = (("capture", "ticdc_fast.capture", "parse_block"),
+           ("decode", "ticdc_fast.open.decoder", "OpenDecoder.decode"),
+           ("fold", "ticdc_fast.delta_sink", "fold_scd1"),
+           ("steps", "ticdc_fast.delta_sink", "_Table._split_ready"),
+           ("delta-rs", "ticdc_fast.delta_sink", "_Table._write_scd1"))
+
+
+def _phases(capture, root, batch) -> None:
+    """One sync with each phase's CPU time summed (the functions wrapped; delta-rs's time is
+    what ``_write_scd1`` spends, its MERGE and first write), the rest "bookkeeping"; then
+    pysimdjson's parse of the same messages, the parse-only rate the decode is held to."""
+    import importlib
+    spent = {name: 0.0 for name, _, _ in _PHASES}
+    for name, module, attr in _PHASES:
+        owner = importlib.import_module(module)
+        *path, fn = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, fn, _timed(getattr(owner, fn), spent, name))
+    total = _sync(capture, root, batch)[1]
+    spent["bookkeeping"] = total - sum(spent.values())
+    spent["parse-only"] = _parse_only(capture)
+    print(json.dumps(spent))
+
+
+def _timed(fn, spent, name):
+    def timed(*args, **kwargs):
+        t0 = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] += time.process_time() - t0
+    return timed
+
+
+def _parse_only(capture) -> float:
+    """pysimdjson parsing each row-change event of the capture (keys and values paired as the
+    open protocol frames them): CPU seconds."""
+    import simdjson
+    from goals import open_event_docs
+    from ticdc_fast.delta_sync import capture_blocks
+    parser, took = simdjson.Parser(), 0.0
+    for k, v, _, _ in capture_blocks(capture):
+        docs = open_event_docs(k.to_pylist(), v.to_pylist())
+        t0 = time.process_time()
+        for d in docs:
+            parser.parse(d)
+        took += time.process_time() - t0
+    return took
+
+
 def _child(argv) -> None:
     _pin()
     what, *rest = argv
-    if what == "sync":
+    if what == "phases":
+        capture, root, batch = rest
+        _phases(capture, root, int(batch))
+    elif what == "sync":
         capture, root, batch, save = rest
         print(*_sync(capture, root, int(batch), save or None))
     elif what == "read":
@@ -149,6 +203,8 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=2_000, help="messages per step (default 2000: "
                     "~32,000 row changes, TiCDC's open protocol packs ~16 in a message)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--phases", action="store_true", help="then one sync timed by phase, and "
+                    "pysimdjson's parse-only time of the same messages")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         capture = Path(tmp) / "capture.jsonl"
@@ -165,6 +221,15 @@ def main() -> None:
         print(f"{args.rows:,} row changes in {messages:,} messages, {commits} commits, one core")
         for i, clock in enumerate(("wall", "CPU")):
             _report(clock, *([run[i] for run in runs] for runs in (syncs, merges, reads)))
+        if args.phases:
+            out = subprocess.run([sys.executable, __file__, "--child", "phases", str(capture),
+                                  str(Path(tmp) / "phases"), str(args.batch_size)],
+                                 capture_output=True, text=True, check=True)
+            spent = json.loads(out.stdout.strip().splitlines()[-1])
+            base = spent["delta-rs"]
+            print("CPU by phase (one sync, functions timed; % of delta-rs's own time in it):")
+            for name, sec in spent.items():
+                print(f"  {name:12s}: {sec:6.2f} s  {sec / base * 100:5.0f} %")
 
 
 def _report(clock, syncs, merges, reads) -> None:
