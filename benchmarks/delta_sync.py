@@ -20,6 +20,7 @@ inflate).
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -62,13 +63,18 @@ def _sync(capture, root, batch, save_sources=None) -> float:
 
 
 def _warm() -> None:
-    """The modules both sides use, imported before either clock starts: deltalake, pandas
-    (pyarrow imports it on its first ``pa.array`` of a list) and pyarrow's dataset and Acero
-    (group-by), which the sink and delta-rs's MERGE load on first use."""
+    """The modules either side uses, imported before both clocks start (a process's start, not
+    its work; where PYTHONDONTWRITEBYTECODE is set, as here, every process compiles them
+    again): deltalake, pandas (pyarrow imports it on its first ``pa.array`` of a list),
+    pyarrow's dataset and Acero (group-by), and the sink's modules it imports on first use."""
     import deltalake  # noqa: F401
     import pandas  # noqa: F401
     import pyarrow.acero  # noqa: F401
     import pyarrow.dataset  # noqa: F401
+
+    import ticdc_fast.capture  # noqa: F401
+    import ticdc_fast.delta_sync  # noqa: F401
+    import ticdc_fast.spark.changelog  # noqa: F401
 
 
 def _read(capture, batch) -> float:
@@ -123,7 +129,7 @@ def _merge(sources, root) -> float:
     return _clock(t0)
 
 
-_PHASES = (("capture", "ticdc_fast.capture", "parse_block"),
+_PHASES = (("capture", "ticdc_fast.delta_sync", "capture_blocks"),
            ("decode", "ticdc_fast.open.decoder", "OpenDecoder.decode"),
            ("fold", "ticdc_fast.delta_sink", "fold_scd1"),
            ("steps", "ticdc_fast.delta_sink", "_Table._split_ready"),
@@ -144,11 +150,26 @@ def _phases(capture, root, batch) -> None:
         setattr(owner, fn, _timed(getattr(owner, fn), spent, name))
     total = _sync(capture, root, batch)[1]
     spent["bookkeeping"] = total - sum(spent.values())
-    spent["parse-only"] = _parse_only(capture)
-    print(json.dumps(spent))
+    out = dict(spent)                  # _parse_only reads the capture through the timed reader
+    out["parse-only"] = _parse_only(capture)
+    print(json.dumps(out))
 
 
 def _timed(fn, spent, name):
+    if inspect.isgeneratorfunction(fn):
+        def timed_iter(*args, **kwargs):
+            it = fn(*args, **kwargs)
+            while True:
+                t0 = time.process_time()
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+                finally:
+                    spent[name] += time.process_time() - t0
+                yield item
+        return timed_iter
+
     def timed(*args, **kwargs):
         t0 = time.process_time()
         try:
