@@ -590,7 +590,7 @@ cdef struct KnownKeys:
     int count
     const char* texts[KNOWN_KEYS_MAX]     # the tables key_id reads
     Py_ssize_t lens[KNOWN_KEYS_MAX]
-    const char* quoted[KNOWN_KEYS_MAX]    # `"name":` spellings (obj_key_expected), in spelling
+    const char* quoted[KNOWN_KEYS_MAX]    # their `"name":` spellings (obj_key_expected), in spelling[]
     char spelling[KNOWN_KEYS_BYTES]
 
 
