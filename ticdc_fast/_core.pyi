@@ -21,7 +21,15 @@ class PlanCore:
     def output_columns(self) -> list[str]: ...
 
 
-class OpenPlan:
+class PlanFront:
+    """The base of the three protocols' plans: the core they hold and what Python reads of it."""
+    @property
+    def invalid_utf8_replaced(self) -> int: ...
+    @property
+    def output_columns(self) -> list[str]: ...
+
+
+class OpenPlan(PlanFront):
     def __init__(self, cfg: Any) -> None: ...
     @property
     def invalid_utf8_replaced(self) -> int: ...
@@ -44,7 +52,7 @@ class OpenPlan:
     def truncate_missing(self, count: int) -> None: ...
 
 
-class SimplePlan:
+class SimplePlan(PlanFront):
     stop_on_claim_check: bool
     pending_zone: Any
     pending_zone_at: int
@@ -67,7 +75,7 @@ class SimplePlan:
     def reset(self) -> None: ...
 
 
-class AvroPlan:
+class AvroPlan(PlanFront):
     def __init__(self, cfg: Any) -> None: ...
     @property
     def invalid_utf8_replaced(self) -> int: ...

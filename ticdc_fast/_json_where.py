@@ -269,7 +269,7 @@ def _scan_value(doc: bytes, p: int, depth: int) -> int:
 
 
 def _walk_object(doc: bytes, p: int, depth: int, walked) -> int:
-    """An object the core reads member by member (obj_open / obj_key / obj_next), ``p`` at its
+    """An object the core reads member by member (obj_open / obj_key / obj_more), ``p`` at its
     '{'.  ``walked(name)``: how the core reads that member's value when it is an object — None
     (skipped as any value) or the ``walked`` of its own members."""
     n = len(doc)

@@ -134,8 +134,8 @@ cdef inline Py_ssize_t _id_slot(int32_t sid, Py_ssize_t cap) noexcept nogil:
 
 
 @cython.final
-cdef class AvroPlan:
-    cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
+cdef class AvroPlan(PlanFront):
+    _protocol = "avro"     # the layout of its columns (PlanFront.__cinit__)
     cdef WPlan* wplans
     cdef int nwplans
     cdef int wcap
@@ -188,7 +188,6 @@ cdef class AvroPlan:
     cdef MessageInput* values_in
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg, _columns.layout("avro", cfg.targets is not None))
         self.col_keymap = self.core.extra_col(_C.COL_KEY)      # generic only
         self.col_ddl_type = self.core.own_col(_C.COL_DDL_TYPE)
         self.col_checksum = self.core.own_col(_C.COL_CHECKSUM)
@@ -201,14 +200,6 @@ cdef class AvroPlan:
         self._targets = cfg.targets or ()
         self.memo_plan[0] = -1
         self.memo_plan[1] = -1
-
-    @property
-    def invalid_utf8_replaced(self):
-        return self.core.invalid_utf8_replaced
-
-    @property
-    def output_columns(self):
-        return self.core.output_columns()
 
     def __dealloc__(self):
         cdef int i

@@ -18,14 +18,10 @@ cdef enum:
     CAP_OFFSET = 4
     CAP_FIELDS = 5
 
+cdef tuple CAP_MEMBER_NAMES = (b"key", b"payload", b"value", b"partition", b"offset")  # in CAP_* order
 cdef const char* CAP_NAMES[5]
 cdef Py_ssize_t CAP_LENS[5]
-CAP_NAMES[0] = b"key"
-CAP_NAMES[1] = b"payload"
-CAP_NAMES[2] = b"value"
-CAP_NAMES[3] = b"partition"
-CAP_NAMES[4] = b"offset"
-CAP_LENS[:] = [3, 7, 5, 9, 6]
+name_table(CAP_MEMBER_NAMES, CAP_FIELDS, CAP_NAMES, CAP_LENS)
 
 
 # A large_binary column (int64 offsets: a block's bytes may pass 2 GiB, and the decoders read this
@@ -223,8 +219,6 @@ cdef int _cap_line(Cur* c, int64_t lineno, CapCols* o, Err* err) noexcept nogil:
             return fail(err, c, CAP_MALFORMED)
         return fail(err, c, b"not a JSON object")
     r = obj_open(c, err)
-    if r < 0:
-        return fail(err, c, CAP_MALFORMED)
     while r == 0:
         if obj_key(c, &key, err) < 0:
             return fail(err, c, CAP_MALFORMED)
@@ -247,11 +241,8 @@ cdef int _cap_line(Cur* c, int64_t lineno, CapCols* o, Err* err) noexcept nogil:
         if k >= 0:
             found[k] = val
             have[k] = 1
-        r = obj_next(c, err)
-        if r < 0:
-            return fail(err, c, CAP_MALFORMED)
-        r = 1 - r
-    if doc_end(c, err) < 0:
+        r = obj_more(c, err)
+    if r < 0 or doc_end(c, err) < 0:
         return fail(err, c, CAP_MALFORMED)
     # the members, checked in the twin's order
     if have[CAP_KEY] and found[CAP_KEY].kind != J_NULL and found[CAP_KEY].kind != J_STR:

@@ -69,6 +69,25 @@ cdef void _init_tables() noexcept:
 _init_tables()
 
 
+# the byte a two-character escape \<letter> stands for, -1 if none (\u is read apart): JSON's,
+# and those of a Go quoted string (strconv.Quote's text, values/text.pxi)
+cdef int8_t JSON_ESCAPE[256]
+cdef int8_t GO_ESCAPE[256]
+
+
+cdef void _escape_table(int8_t* table, const char* letters, const char* means) noexcept:
+    cdef int i
+    for i in range(256):
+        table[i] = -1
+    i = 0
+    while letters[i] != 0:
+        table[<uint8_t>letters[i]] = <int8_t>means[i]
+        i += 1
+
+_escape_table(JSON_ESCAPE, b'"\\/bfnrt', b'"\\/\x08\x0c\n\r\t')
+_escape_table(GO_ESCAPE, b'abfnrtv\\"', b'\x07\x08\x0c\n\r\t\x0b\\"')
+
+
 cdef inline void skip_ws(Cur* c) noexcept nogil:
     cdef const uint8_t* p = c.pos
     cdef const uint8_t* e = c.end
@@ -267,19 +286,6 @@ cdef inline Py_ssize_t utf8_put(uint8_t* o, uint32_t cp) noexcept nogil:
     return 4
 
 
-cdef inline int json_simple_escape(uint8_t g) noexcept nogil:
-    """The byte a two-character JSON escape stands for (not \\u), -1 if none."""
-    if g == 34: return 34
-    if g == 92: return 92
-    if g == 47: return 47
-    if g == 98: return 8
-    if g == 102: return 12
-    if g == 110: return 10
-    if g == 114: return 13
-    if g == 116: return 9
-    return -1
-
-
 cdef int json_unescape(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
     """Append the unescaped bytes of a string span already validated by scan_string."""
     cdef const uint8_t* e = p + n
@@ -312,10 +318,25 @@ cdef int json_unescape(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogil:
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
             o += utf8_put(o, cp)
             continue
-        o[0] = <uint8_t>json_simple_escape(ch)
+        o[0] = <uint8_t>JSON_ESCAPE[ch]
         o += 1
         p += 2
     out.len = o - out.data
+    return 0
+
+
+cdef inline int span_bytes(const Span* s, Buf* tmp, const uint8_t** p, Py_ssize_t* n) noexcept nogil:
+    """The unescaped bytes of a string span: its own when it has no escapes (zero copy), else
+    unescaped into tmp (emptied first).  0, or -1 out of memory."""
+    if not s.esc:
+        p[0] = s.p
+        n[0] = s.n
+        return 0
+    tmp.len = 0
+    if json_unescape(s.p, s.n, tmp) < 0:
+        return -1
+    p[0] = tmp.data
+    n[0] = tmp.len
     return 0
 
 
@@ -544,20 +565,52 @@ cdef inline int obj_key_expected(Cur* c, Span* key, const uint8_t* quoted, Py_ss
     return 1
 
 
-cdef int quote_keys(const char** texts, const Py_ssize_t* lens, int count, char* buf, Py_ssize_t size,
-                    const char** quoted) except -1:
-    """`"name":` for each of `count` known keys, into buf (`size` bytes), for obj_key_expected."""
-    cdef int k
-    cdef Py_ssize_t at = 0
+cdef int name_table(tuple names, int count, const char** texts, Py_ssize_t* lens) except -1:
+    """texts[k], lens[k]: the bytes of names[k] and their length, the known-key tables key_id and
+    known_keys read (`count` entries each).  `names` (a tuple of bytes) must outlive the tables:
+    a module-level tuple."""
+    cdef Py_ssize_t k
+    cdef bytes b
+    if len(names) != count:
+        raise AssertionError("name_table: the names do not fit the table")
     for k in range(count):
-        if at + lens[k] + 3 > size:
-            raise AssertionError("quote_keys: the buffer is too small for the known keys")
-        quoted[k] = buf + at
-        buf[at] = 34
-        memcpy(buf + at + 1, texts[k], lens[k])
-        buf[at + 1 + lens[k]] = 34
-        buf[at + 2 + lens[k]] = 58
-        at += lens[k] + 3
+        b = names[k]
+        texts[k] = <const char*>b
+        lens[k] = len(b)
+    return 0
+
+
+cdef enum:
+    KNOWN_KEYS_MAX = 16
+    KNOWN_KEYS_BYTES = 384
+
+
+cdef struct KnownKeys:
+    # the known keys of an object (an open event key's, a simple envelope's), made by known_keys
+    int count
+    const char* texts[KNOWN_KEYS_MAX]     # the tables key_id reads
+    Py_ssize_t lens[KNOWN_KEYS_MAX]
+    const char* quoted[KNOWN_KEYS_MAX]    # their `"name":` spellings (obj_key_expected), in spelling[]
+    char spelling[KNOWN_KEYS_BYTES]
+
+
+cdef int known_keys(KnownKeys* keys, tuple names, int count) except -1:
+    """The tables of an object's `count` known keys `names` (bytes, in the order of their ids;
+    kept alive by the caller, see name_table) and their `"name":` spellings."""
+    cdef Py_ssize_t k, at = 0
+    if count > KNOWN_KEYS_MAX:
+        raise AssertionError("known_keys: too many known keys")
+    keys.count = count
+    name_table(names, count, keys.texts, keys.lens)
+    for k in range(keys.count):
+        if at + keys.lens[k] + 3 > KNOWN_KEYS_BYTES:
+            raise AssertionError("known_keys: the known keys are too long")
+        keys.quoted[k] = keys.spelling + at
+        keys.spelling[at] = 34
+        memcpy(keys.spelling + at + 1, keys.texts[k], keys.lens[k])
+        keys.spelling[at + 1 + keys.lens[k]] = 34
+        keys.spelling[at + 2 + keys.lens[k]] = 58
+        at += keys.lens[k] + 3
     return 0
 
 
@@ -576,15 +629,13 @@ cdef inline void key_hint_init(KeyHint* h) noexcept nogil:
     memset(h.at, 0xFF, sizeof(h.at))
 
 
-cdef inline int hinted_key(Cur* c, Span* name, KeyHint* h, int pos, const char** texts,
-                           const Py_ssize_t* lens, const char** quoted, int count, int* kid,
+cdef inline int hinted_key(Cur* c, Span* name, KeyHint* h, int pos, KnownKeys* keys, int* kid,
                            Err* err) noexcept nogil:
-    """obj_key for member `pos` of an object whose known keys are texts[:count] (their
-    `"name":` spellings in quoted, quote_keys): kid gets the key's index among them or -1.
-    0, or RC_FAILED as obj_key."""
+    """obj_key for member `pos` of an object whose known keys are `keys`: kid gets the key's
+    index among them or -1.  0, or RC_FAILED as obj_key."""
     cdef int r, k = h.at[pos] if pos < KEY_HINT_SLOTS else -1
     if k >= 0:
-        r = obj_key_expected(c, name, <const uint8_t*>quoted[k], lens[k] + 3, 1, err)
+        r = obj_key_expected(c, name, <const uint8_t*>keys.quoted[k], keys.lens[k] + 3, 1, err)
         if r < 0:
             return r
         if r == 1:
@@ -592,24 +643,27 @@ cdef inline int hinted_key(Cur* c, Span* name, KeyHint* h, int pos, const char**
             return 0
     if obj_key(c, name, err) < 0:
         return RC_FAILED
-    k = key_id(name, texts, lens, count)
+    k = key_id(name, keys.texts, keys.lens, keys.count)
     if pos < KEY_HINT_SLOTS:
         h.at[pos] = <int8_t>k
     kid[0] = k
     return 0
 
 
-cdef inline int obj_next(Cur* c, Err* err) noexcept nogil:
-    """After a member: 1 if another member follows (',' consumed), 0 at '}' (consumed)."""
+cdef inline int obj_more(Cur* c, Err* err) noexcept nogil:
+    """After a member, in obj_open's terms: 0 if another member follows (',' consumed), 1 at '}'
+    (consumed), -1 on a fault.  So the members of an object are read as
+    `r = obj_open(c, err)`, `while r == 0:` (one member, then `r = obj_more(c, err)`), and after
+    the loop `r < 0` is the fault of either."""
     skip_ws(c)
     if c.pos < c.end:
         if c.pos[0] == 44:
             c.pos += 1
             skip_ws(c)
-            return 1
+            return 0
         if c.pos[0] == 125:
             c.pos += 1
-            return 0
+            return 1
         return fail(err, c, "malformed JSON: expected ',' or '}'")
     return fail(err, c, "malformed JSON: unexpected end of data")
 
@@ -676,9 +730,7 @@ cdef int scan_top_members(const uint8_t* p, Py_ssize_t n, TopMembers* t) noexcep
     if c.pos >= c.end or c.pos[0] != 123:
         return 1
     r = obj_open(&c, &err)
-    if r < 0:
-        return 1
-    while r == 0:     # obj_open: 0 members follow; obj_next (below): 1 another follows
+    while r == 0:
         if obj_key(&c, &key, &err) < 0 or key.esc:
             return 1
         if scan_value(&c, &v, 2, &err) < 0:
@@ -700,10 +752,7 @@ cdef int scan_top_members(const uint8_t* p, Py_ssize_t n, TopMembers* t) noexcep
             t.has_table = 1
         elif key_is(&key, b"tableSchema", 11) or key_is(&key, b"preTableSchema", 14):
             return 1
-        r = obj_next(&c, &err)
-        if r < 0:
-            return 1
-        r = 1 - r
-    if doc_end(&c, &err) < 0:
+        r = obj_more(&c, &err)
+    if r < 0 or doc_end(&c, &err) < 0:
         return 1
     return 0

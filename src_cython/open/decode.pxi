@@ -194,35 +194,34 @@ cdef enum:
     EVENT_KEYS = 8
 
 
-cdef const char* EVENT_KEY_TEXT[8]
-cdef Py_ssize_t EVENT_KEY_LEN[8]
-EVENT_KEY_TEXT[0] = b"ts"
-EVENT_KEY_LEN[0] = 2
-EVENT_KEY_TEXT[1] = b"t"
-EVENT_KEY_LEN[1] = 1
-EVENT_KEY_TEXT[2] = b"scm"
-EVENT_KEY_LEN[2] = 3
-EVENT_KEY_TEXT[3] = b"tbl"
-EVENT_KEY_LEN[3] = 3
-EVENT_KEY_TEXT[4] = b"ccl"
-EVENT_KEY_LEN[4] = 3
-EVENT_KEY_TEXT[5] = b"rid"
-EVENT_KEY_LEN[5] = 3
-EVENT_KEY_TEXT[6] = b"ptn"
-EVENT_KEY_LEN[6] = 3
-EVENT_KEY_TEXT[7] = b"ohk"
-EVENT_KEY_LEN[7] = 3
-cdef const char* EVENT_KEY_QUOTED[8]
-cdef char EVENT_KEY_SPELLINGS[8 * 8]
-quote_keys(EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEYS, EVENT_KEY_SPELLINGS, sizeof(EVENT_KEY_SPELLINGS), EVENT_KEY_QUOTED)
+cdef tuple EVENT_KEY_NAMES = (b"ts", b"t", b"scm", b"tbl", b"ccl", b"rid", b"ptn", b"ohk")  # in KK_* order
+cdef KnownKeys EVENT_KEY_SET
+known_keys(&EVENT_KEY_SET, EVENT_KEY_NAMES, EVENT_KEYS)
+
+
+cdef inline int _batch_part(Cur* c, Cur* part, const char* what, const char* too_long,
+                            Err* err) noexcept nogil:
+    """The next part of a batch's key or value: a u64 big-endian length (`what`, for a fault),
+    then that many bytes, which `part` spans (c.pos stays at their start; `too_long`: the fault
+    of a length past the end, its length and the bytes left).  0, or -1 with err set."""
+    cdef uint64_t n
+    if read_u64be(c, &n, err, what) < 0:
+        return -1
+    if n > <uint64_t>(c.end - c.pos):
+        c.pos -= 8
+        return fail_fmt(err, c, too_long, <long long>n, <long long>(c.end - c.pos - 8))
+    part.start = c.start
+    part.pos = c.pos
+    part.end = c.pos + n
+    return 0
 
 
 @cython.final
-cdef class OpenPlan:
+cdef class OpenPlan(PlanFront):
     """Compiled once per decoder (table, target schema, time zone); decodes batches.  The
     protocol-neutral part (targets, builders, images, converters) is `core`; this class reads
     the open protocol's framing, event keys and column objects into the core's images."""
-    cdef PlanCore core
+    _protocol = "open"     # the layout of its columns (PlanFront.__cinit__)
     cdef int control_events
     cdef ColumnMemo memos[MEMO_SLOTS]
     cdef ColumnMemo* memo      # the one of the event being read (_choose_memo)
@@ -266,7 +265,6 @@ cdef class OpenPlan:
     cdef long long unlisted_skipped # unlisted="skip": rows left out during the current call
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg, _columns.layout("open", cfg.targets is not None))
         self.col_ddl_type = self.core.extra_col(_C.COL_DDL_TYPE)
         self.col_rid = self.core.extra_col(_C.COL_ROW_ID)
         self.col_ptn = self.core.extra_col(_C.COL_PHYSICAL_TABLE_ID)
@@ -296,14 +294,6 @@ cdef class OpenPlan:
         free(self.unk_slot)
         free(self.absent_seen)
         buf_free(&self.absent_rec)
-
-    @property
-    def invalid_utf8_replaced(self):
-        return self.core.invalid_utf8_replaced
-
-    @property
-    def output_columns(self):
-        return self.core.output_columns()
 
     # ------------------------------------------------------------------ unknown columns
     @property
@@ -504,7 +494,7 @@ cdef class OpenPlan:
                   Py_ssize_t n, Err* err) noexcept nogil:
         cdef Py_ssize_t i
         cdef Cur kc, vc, kd, vd
-        cdef uint64_t version, klen, vlen
+        cdef uint64_t version
         cdef int rc
         for i in range(n):
             err.msg = i
@@ -525,27 +515,15 @@ cdef class OpenPlan:
                 return fail_fmt(err, &kc, "unsupported batch version %llu%.0lld", <long long>version, 0)
             while kc.pos < kc.end:
                 err.part = PART_KEY
-                if read_u64be(&kc, &klen, err, "event key length") < 0:
+                if _batch_part(&kc, &kd, "event key length",
+                               "event key length %llu exceeds the %lld bytes left", err) < 0:
                     return -1
-                if klen > <uint64_t>(kc.end - kc.pos):
-                    kc.pos -= 8
-                    return fail_fmt(err, &kc, "event key length %llu exceeds the %lld bytes left",
-                                    <long long>klen, <long long>(kc.end - kc.pos - 8))
                 err.part = PART_VALUE
                 if vc.pos >= vc.end:
                     return fail(err, &vc, "the value holds fewer events than the key")
-                if read_u64be(&vc, &vlen, err, "event value length") < 0:
+                if _batch_part(&vc, &vd, "event value length",
+                               "event value length %llu exceeds the %lld bytes left", err) < 0:
                     return -1
-                if vlen > <uint64_t>(vc.end - vc.pos):
-                    vc.pos -= 8
-                    return fail_fmt(err, &vc, "event value length %llu exceeds the %lld bytes left",
-                                    <long long>vlen, <long long>(vc.end - vc.pos - 8))
-                kd.start = kc.start
-                kd.pos = kc.pos
-                kd.end = kc.pos + klen
-                vd.start = vc.start
-                vd.pos = vc.pos
-                vd.end = vc.pos + vlen
                 rc = self._event(&kd, &vd, i, err)
                 if rc < 0:
                     return -1
@@ -612,22 +590,9 @@ cdef class OpenPlan:
         cdef int k
         if key.scm.kind != J_STR or key.tbl.kind != J_STR:
             return -1
-        sp = key.scm.p
-        sn = key.scm.n
-        if key.scm.esc:
-            self.core.tmp.len = 0
-            if json_unescape(key.scm.p, key.scm.n, &self.core.tmp) < 0:
-                return RC_NO_MEMORY
-            sp = self.core.tmp.data
-            sn = self.core.tmp.len
-        tp = key.tbl.p
-        tn = key.tbl.n
-        if key.tbl.esc:
-            self.core.tmp2.len = 0
-            if json_unescape(key.tbl.p, key.tbl.n, &self.core.tmp2) < 0:
-                return RC_NO_MEMORY
-            tp = self.core.tmp2.data
-            tn = self.core.tmp2.len
+        if span_bytes(&key.scm, &self.core.tmp, &sp, &sn) < 0 \
+                or span_bytes(&key.tbl, &self.core.tmp2, &tp, &tn) < 0:
+            return RC_NO_MEMORY
         s = <Py_ssize_t>(_table_hash(sp, sn, tp, tn) & <uint64_t>(self.route_cap - 1))
         while True:
             k = self.route_slot[s]
@@ -768,11 +733,8 @@ cdef class OpenPlan:
         if c.pos >= c.end or c.pos[0] != 123:
             return fail(err, c, "event key is not a JSON object")
         r = obj_open(c, err)
-        if r < 0:
-            return -1
         while r == 0:
-            if hinted_key(c, &name, &self.key_hint, kpos, EVENT_KEY_TEXT, EVENT_KEY_LEN, EVENT_KEY_QUOTED,
-                          EVENT_KEYS, &kid, err) < 0:
+            if hinted_key(c, &name, &self.key_hint, kpos, &EVENT_KEY_SET, &kid, err) < 0:
                 return -1
             kpos += 1
             if kid >= 0:
@@ -781,11 +743,8 @@ cdef class OpenPlan:
                 seen |= 1u << kid
             elif scan_value(c, &v, 2, err) < 0:
                 return -1
-            r = obj_next(c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
-        if doc_end(c, err) < 0:
+            r = obj_more(c, err)
+        if r < 0 or doc_end(c, err) < 0:
             return -1
         if _judge_key(c, k, vals, seen, err) < 0:
             return -1
@@ -808,8 +767,6 @@ cdef class OpenPlan:
         if c.pos >= c.end or c.pos[0] != 123:
             return fail(err, c, "DDL value is not a JSON object")
         r = obj_open(c, err)
-        if r < 0:
-            return -1
         while r == 0:
             if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
                 return -1
@@ -817,11 +774,8 @@ cdef class OpenPlan:
                 vq = v
             elif key_is(&name, b"t", 1):
                 vt = v
-            r = obj_next(c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
-        if doc_end(c, err) < 0:
+            r = obj_more(c, err)
+        if r < 0 or doc_end(c, err) < 0:
             return -1
         if vq.kind == J_STR:
             q[0] = vq
@@ -858,8 +812,6 @@ cdef class OpenPlan:
         if c.pos >= c.end or c.pos[0] != 123:
             return fail(err, c, "row value is not a JSON object")
         r = obj_open(c, err)
-        if r < 0:
-            return -1
         while r == 0:
             if obj_key(c, &name, err) < 0:
                 return -1
@@ -872,11 +824,8 @@ cdef class OpenPlan:
                 rc = self._non_object_image(c, which, err)
             if rc < 0:
                 return rc
-            r = obj_next(c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
-        if doc_end(c, err) < 0:
+            r = obj_more(c, err)
+        if r < 0 or doc_end(c, err) < 0:
             return -1
         for which in range(3):
             if self.core.images[which].present and (self.faults[which].bad != NULL or self.faults[which].any_bad) \
@@ -1211,16 +1160,13 @@ cdef class OpenPlan:
         rd.fault.bad = NULL
         rd.fault.any_bad = 0
         r = obj_open(c, err)
-        if r < 0:
-            return -1
         while r == 0:
             rc = self._image_member(c, img, &rd, err)
             if rc < 0:
                 return rc
-            r = obj_next(c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
+            r = obj_more(c, err)
+        if r < 0:
+            return -1
         w = img - &self.core.images[0]
         if not rd.on_memo:
             self._save_memo(rd.memo, img, c.start, rd.deduped or rd.fault.any_bad)
@@ -1562,8 +1508,6 @@ cdef int _column_members(Cur* c, ColEntry* e, Err* err) noexcept nogil:
     vf.kind = J_ABSENT
     vh.kind = J_ABSENT
     r = obj_open(c, err)
-    if r < 0:
-        return RC_FAILED
     while r == 0:
         if obj_key(c, &ck, err) < 0 or scan_value(c, &v, 4, err) < 0:
             return RC_FAILED
@@ -1576,10 +1520,9 @@ cdef int _column_members(Cur* c, ColEntry* e, Err* err) noexcept nogil:
             vf = v
         elif field == 104:      # h
             vh = v
-        r = obj_next(c, err)
-        if r < 0:
-            return RC_FAILED
-        r = 1 - r
+        r = obj_more(c, err)
+    if r < 0:
+        return RC_FAILED
     _judge_column(e, &vt, &vf, &vh)
     return 0
 

@@ -669,15 +669,8 @@ cdef class PlanCore:
 
     cdef int _str_bytes(self, const Span* s, const uint8_t** p, Py_ssize_t* n, Err* err) noexcept nogil:
         """The unescaped bytes of a string span (zero copy when it has no escapes)."""
-        if not s.esc:
-            p[0] = s.p
-            n[0] = s.n
-            return 0
-        self.tmp.len = 0
-        if json_unescape(s.p, s.n, &self.tmp) < 0:
+        if span_bytes(s, &self.tmp, p, n) < 0:
             return _oom(err)
-        p[0] = self.tmp.data
-        n[0] = self.tmp.len
         return 0
 
     cdef int _raw_bytes(self, const ColEntry* e, int kind, const uint8_t** p, Py_ssize_t* n,
@@ -1156,6 +1149,26 @@ cdef class PlanCore:
 
     cdef inline int64_t _wall_to_utc(self, int64_t wall) noexcept nogil:
         return wall - zone_offset(self.tz_bounds, self.tz_offsets, self.tz_n, wall)
+
+
+cdef class PlanFront:
+    """The part every protocol's plan (OpenPlan, SimplePlan, AvroPlan) shares: the core it holds
+    and what Python reads of it.  No cdef methods here: the protocols' classes stay final, so
+    their calls stay direct."""
+    cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
+
+    def __cinit__(self, cfg, *args, **kwargs):
+        # before the protocol's own __cinit__: the core, whose columns are the protocol's
+        # layout (`_protocol`, a class attribute of each plan) in cfg's mode
+        self.core = PlanCore(cfg, _columns.layout(self._protocol, cfg.targets is not None))
+
+    @property
+    def invalid_utf8_replaced(self):
+        return self.core.invalid_utf8_replaced
+
+    @property
+    def output_columns(self):
+        return self.core.output_columns()
 
 
 # The converters as plain function pointers, one per (source kind, target writer) pair; the plan

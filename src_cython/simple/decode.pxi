@@ -31,43 +31,12 @@ cdef enum:
     TS_OTHER_FORM = 3       # _json_timestamp_here: not the spelling it reads; scan the value
 
 
-cdef const char* ENV_KEY_TEXT[16]
-cdef Py_ssize_t ENV_KEY_LEN[16]
-ENV_KEY_TEXT[0] = b"type"
-ENV_KEY_LEN[0] = 4
-ENV_KEY_TEXT[1] = b"database"
-ENV_KEY_LEN[1] = 8
-ENV_KEY_TEXT[2] = b"table"
-ENV_KEY_LEN[2] = 5
-ENV_KEY_TEXT[3] = b"data"
-ENV_KEY_LEN[3] = 4
-ENV_KEY_TEXT[4] = b"old"
-ENV_KEY_LEN[4] = 3
-ENV_KEY_TEXT[5] = b"commitTs"
-ENV_KEY_LEN[5] = 8
-ENV_KEY_TEXT[6] = b"schemaVersion"
-ENV_KEY_LEN[6] = 13
-ENV_KEY_TEXT[7] = b"tableID"
-ENV_KEY_LEN[7] = 7
-ENV_KEY_TEXT[8] = b"buildTs"
-ENV_KEY_LEN[8] = 7
-ENV_KEY_TEXT[9] = b"claimCheckLocation"
-ENV_KEY_LEN[9] = 18
-ENV_KEY_TEXT[10] = b"handleKeyOnly"
-ENV_KEY_LEN[10] = 13
-ENV_KEY_TEXT[11] = b"checksum"
-ENV_KEY_LEN[11] = 8
-ENV_KEY_TEXT[12] = b"tableSchema"
-ENV_KEY_LEN[12] = 11
-ENV_KEY_TEXT[13] = b"preTableSchema"
-ENV_KEY_LEN[13] = 14
-ENV_KEY_TEXT[14] = b"sql"
-ENV_KEY_LEN[14] = 3
-ENV_KEY_TEXT[15] = b"version"
-ENV_KEY_LEN[15] = 7
-cdef const char* ENV_KEY_QUOTED[16]
-cdef char ENV_KEY_QUOTES_BUF[16 * 24]
-quote_keys(ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS, ENV_KEY_QUOTES_BUF, sizeof(ENV_KEY_QUOTES_BUF), ENV_KEY_QUOTED)
+cdef tuple ENV_KEY_NAMES = (  # in EK_* order
+    b"type", b"database", b"table", b"data", b"old", b"commitTs", b"schemaVersion", b"tableID",
+    b"buildTs", b"claimCheckLocation", b"handleKeyOnly", b"checksum", b"tableSchema", b"preTableSchema",
+    b"sql", b"version")
+cdef KnownKeys ENV_KEY_SET
+known_keys(&ENV_KEY_SET, ENV_KEY_NAMES, ENV_KEYS)
 
 
 cdef enum:
@@ -283,8 +252,8 @@ cdef void _free_table_plan(TablePlan* p) noexcept nogil:
 
 
 @cython.final
-cdef class SimplePlan:
-    cdef PlanCore core               # the protocol-neutral plan (targets, builders, converters)
+cdef class SimplePlan(PlanFront):
+    _protocol = "simple"   # the layout of its columns (PlanFront.__cinit__)
     cdef int avro
     cdef public bint stop_on_claim_check
     cdef TablePlan* plans
@@ -327,7 +296,6 @@ cdef class SimplePlan:
     cdef object _targets
 
     def __cinit__(self, cfg):
-        self.core = PlanCore(cfg, _columns.layout("simple", cfg.targets is not None))
         self.col_ddl_type = self.core.own_col(_C.COL_DDL_TYPE)
         self.col_table_schema = self.core.own_col(_C.COL_TABLE_SCHEMA)
         self.col_schema_version = self.core.own_col(_C.COL_SCHEMA_VERSION)
@@ -352,14 +320,6 @@ cdef class SimplePlan:
         self.target_gen = <uint32_t*>calloc(max(self.core.ntargets, 1), sizeof(uint32_t))
         if self.target_gen == NULL:
             raise MemoryError("the simple-protocol target marks")
-
-    @property
-    def invalid_utf8_replaced(self):
-        return self.core.invalid_utf8_replaced
-
-    @property
-    def output_columns(self):
-        return self.core.output_columns()
 
     def __dealloc__(self):
         cdef int i
@@ -912,13 +872,12 @@ cdef class SimplePlan:
         self.core.images[IMG_U].present = 0
         self.core.images[IMG_P].present = 0
         r = obj_open(c, err)
-        if r < 0:
-            return -1
         while r == 0:
             # messages repeat Go's field order: try the key seen at this position last time
             kid = self.env_seq[epos] if epos < ENV_SEQ_MAX else -1
             if kid >= 0:
-                rc = obj_key_expected(c, &name, <const uint8_t*>ENV_KEY_QUOTED[kid], ENV_KEY_LEN[kid] + 3, 1, err)
+                rc = obj_key_expected(c, &name, <const uint8_t*>ENV_KEY_SET.quoted[kid], ENV_KEY_SET.lens[kid] + 3, 1,
+                                      err)
                 if rc < 0:
                     return -1
                 if rc == 0:
@@ -926,7 +885,7 @@ cdef class SimplePlan:
             if kid < 0:
                 if obj_key(c, &name, err) < 0:
                     return -1
-                kid = key_id(&name, ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS)
+                kid = key_id(&name, ENV_KEY_SET.texts, ENV_KEY_SET.lens, ENV_KEYS)
                 if epos < ENV_SEQ_MAX:
                     self.env_seq[epos] = kid
             epos += 1
@@ -959,10 +918,7 @@ cdef class SimplePlan:
                 else:
                     d.has_old = 1
                 direct |= 1 if which == IMG_U else 2
-                r = obj_next(c, err)
-                if r < 0:
-                    return -1
-                r = 1 - r
+                r = obj_more(c, err)
                 continue
             if scan_value(c, &v, 2, err) < 0:
                 return -1
@@ -974,11 +930,8 @@ cdef class SimplePlan:
                 rc = _envelope_value(self, kid, &v, d, err)
                 if rc != RUN_OK:
                     return rc
-            r = obj_next(c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
-        if doc_end(c, err) < 0:
+            r = obj_more(c, err)
+        if r < 0 or doc_end(c, err) < 0:
             return -1
         return self._json_dml_checked(c, d, direct, err)
 
@@ -1030,20 +983,15 @@ cdef class SimplePlan:
         self.core.images[IMG_U].present = 0
         self.core.images[IMG_P].present = 0
         r = obj_open(c, err)
-        if r < 0:
-            return -1
         while r == 0:
             if obj_key(c, &name, err) < 0 or scan_value(c, &v, 2, err) < 0:
                 return -1
-            kid = key_id(&name, ENV_KEY_TEXT, ENV_KEY_LEN, ENV_KEYS)
+            kid = key_id(&name, ENV_KEY_SET.texts, ENV_KEY_SET.lens, ENV_KEYS)
             if kid >= 0:
                 last[kid] = v
                 present |= 1U << kid
-            r = obj_next(c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
-        if doc_end(c, err) < 0:
+            r = obj_more(c, err)
+        if r < 0 or doc_end(c, err) < 0:
             return -1
         for kid in range(ENV_KEYS):
             if present & (1U << kid):
@@ -1089,17 +1037,14 @@ cdef class SimplePlan:
         return 0 if d.plan >= 0 else -1
 
     cdef void _find_json_plan(self, DmlInfo* d) noexcept nogil:
-        if d.database.esc or d.table.esc:
-            self.core.tmp.len = 0
-            self.core.tmp2.len = 0
-            if json_unescape(d.database.p, d.database.n, &self.core.tmp) < 0 \
-                    or json_unescape(d.table.p, d.table.n, &self.core.tmp2) < 0:
-                d.plan = -1
-                return
-            d.plan = self._find_plan(self.core.tmp.data, self.core.tmp.len, self.core.tmp2.data, self.core.tmp2.len,
-                                     d.schema_version)
-        else:
-            d.plan = self._find_plan(d.database.p, d.database.n, d.table.p, d.table.n, d.schema_version)
+        cdef const uint8_t* dp
+        cdef const uint8_t* tp
+        cdef Py_ssize_t dn, tn
+        if span_bytes(&d.database, &self.core.tmp, &dp, &dn) < 0 \
+                or span_bytes(&d.table, &self.core.tmp2, &tp, &tn) < 0:
+            d.plan = -1
+            return
+        d.plan = self._find_plan(dp, dn, tp, tn, d.schema_version)
 
     cdef int _json_checksum(self, const Span* s, DmlInfo* d, Err* err) noexcept nogil:
         """The checksum object, a repeated field's last copy winning: 0, or -1 malformed.  The
@@ -1117,8 +1062,6 @@ cdef class SimplePlan:
         current.kind = J_ABSENT
         previous.kind = J_ABSENT
         r = obj_open(&c, err)
-        if r < 0:
-            return -1
         while r == 0:
             if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 3, err) < 0:
                 return -1
@@ -1130,10 +1073,9 @@ cdef class SimplePlan:
                 current = v
             elif key_is(&name, b"previous", 8):
                 previous = v
-            r = obj_next(&c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
+            r = obj_more(&c, err)
+        if r < 0:
+            return -1
         d.has_ck = 1
         d.ck_fault = CK_OK
         if version.kind != J_ABSENT:
@@ -1182,8 +1124,6 @@ cdef class SimplePlan:
         cdef int ts_objects = 0
         self._image_start(p, img)
         r = obj_open(&c, err)
-        if r < 0:
-            return -1
         while r == 0:
             if img.n == img.cap and image_make_room(img) < 0:
                 return _oom(err)
@@ -1245,10 +1185,9 @@ cdef class SimplePlan:
                     return r2
             elif self._dedupe_column(p, img, e) == 0:
                 img.n += 1
-            r = obj_next(&c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
+            r = obj_more(&c, err)
+        if r < 0:
+            return -1
         # a TIMESTAMP object that failed is judged again once the image is complete: only a
         # repeated column's last copy counts (JSON last-wins), as in the twin
         if ts_objects:
@@ -1276,8 +1215,6 @@ cdef class SimplePlan:
         loc.kind = J_ABSENT
         val.kind = J_ABSENT
         r = obj_open(&c, err)
-        if r < 0:
-            return -1
         while r == 0:
             if obj_key(&c, &name, err) < 0 or scan_value(&c, &v, 4, err) < 0:
                 return -1
@@ -1285,10 +1222,9 @@ cdef class SimplePlan:
                 loc = v
             elif key_is(&name, b"value", 5):
                 val = v
-            r = obj_next(&c, err)
-            if r < 0:
-                return -1
-            r = 1 - r
+            r = obj_more(&c, err)
+        if r < 0:
+            return -1
         return self._timestamp_parts(e, &loc, &val, err)
 
     cdef int _json_timestamp_here(self, Cur* c, ColEntry* e, Err* err) noexcept nogil:
@@ -1506,30 +1442,30 @@ cdef class SimplePlan:
 
     # ---- simple-protocol value rules on top of the open ones
     cdef int _render(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
-        cdef int rc
         cdef int kind = TYPE_KIND[e.t]
-        cdef const Span* s = &e.v
-        cdef const uint8_t* p
-        cdef Py_ssize_t ln
-        if s.kind == J_NULL or s.kind == J_ABSENT:
+        if e.v.kind == J_NULL or e.v.kind == J_ABSENT:
             return _close(out, 0, err)
         if e.zone >= 0:
             return self._utc_text(e, out, err)
-        if s.kind != J_STR:
-            return fail_at(err, s.off, "expected a string value")
-        if kind == K_INT or kind == K_UINT or kind == K_ENUM:
-            rc = self.core._str_bytes(s, &p, &ln, err)
-            if rc < 0:
-                return rc
-            return _close_int_text(out, e.t, e.f, p, ln, s.off, "invalid integer", err)
-        if kind == K_FLOAT32 or kind == K_FLOAT64:
-            rc = self.core._str_bytes(s, &p, &ln, err)
-            if rc < 0:
-                return rc
-            if json_number_syntax(p, ln) < 0:
-                return fail_at(err, s.off, "invalid number")
-            return _close_shortest(out, p, ln, kind, &self.core.numtmp, 1, s.off, err)
+        if e.v.kind != J_STR:
+            return fail_at(err, e.v.off, "expected a string value")
+        if kind == K_INT or kind == K_UINT or kind == K_ENUM or kind == K_FLOAT32 or kind == K_FLOAT64:
+            return self._number_text(e, kind, out, err)
         return self.core._render(e, out, err)
+
+    cdef inline int _number_text(self, const ColEntry* e, int kind, VarCol* out, Err* err) noexcept nogil:
+        """An integer or float column's value, which the simple protocol's JSON writes as a
+        string: its text checked and written out."""
+        cdef const uint8_t* p
+        cdef Py_ssize_t ln
+        cdef int rc = self.core._str_bytes(&e.v, &p, &ln, err)
+        if rc < 0:
+            return rc
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if json_number_syntax(p, ln) < 0:
+                return fail_at(err, e.v.off, "invalid number")
+            return _close_shortest(out, p, ln, kind, &self.core.numtmp, 1, e.v.off, err)
+        return _close_int_text(out, e.t, e.f, p, ln, e.v.off, "invalid integer", err)
 
     cdef int _utc_text(self, const ColEntry* e, VarCol* out, Err* err) noexcept nogil:
         cdef const char* why = NULL

@@ -431,19 +431,6 @@ cdef int utf8_replace_invalid(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept
     return 0
 
 
-cdef inline int go_simple_escape(uint8_t e) noexcept nogil:
-    if e == 97: return 7
-    if e == 98: return 8
-    if e == 102: return 12
-    if e == 110: return 10
-    if e == 114: return 13
-    if e == 116: return 9
-    if e == 118: return 11
-    if e == 92: return 92
-    if e == 34: return 34
-    return -1
-
-
 cdef inline uint64_t _go_special8(uint64_t w) noexcept nogil:
     """Non-zero if one of the 8 bytes is a backslash, a double quote or a newline."""
     return has_byte8(w, 0x5C5C5C5C5C5C5C5CULL) | has_byte8(w, 0x2222222222222222ULL) \
@@ -495,7 +482,7 @@ cdef int go_unquote(const uint8_t* p, Py_ssize_t n, Buf* out, const char** why) 
         if e - p < 2:
             why[0] = "invalid Go escape at end of string"
             return -1
-        v = go_simple_escape(p[1])
+        v = GO_ESCAPE[p[1]]
         if v >= 0:
             o[0] = <uint8_t>v
             o += 1
@@ -577,7 +564,7 @@ cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogi
                 o += utf8_put(o, cp)
                 p += 6
             else:
-                v = json_simple_escape(p[1])
+                v = JSON_ESCAPE[p[1]]
                 if v == 10 or v == 34 or v == 92:
                     return GO_JSON_ELSEWHERE
                 o[0] = <uint8_t>v
@@ -614,7 +601,7 @@ cdef int go_unquote_json(const uint8_t* p, Py_ssize_t n, Buf* out) noexcept nogi
                 o += 1
                 p += 4
             else:
-                v = go_simple_escape(g)       # g is raw here: never a quote or a backslash
+                v = GO_ESCAPE[g]       # g is raw here: never a quote or a backslash
                 if v < 0:
                     return GO_JSON_ELSEWHERE
                 o[0] = <uint8_t>v
