@@ -37,6 +37,7 @@ cdef enum GenericDecoder:
                         # exponent (the simple protocol's rule)
     GEN_DECIMAL = 6     # DECIMAL bytes/fixed (the unscaled two's complement): its digits at
                         # the branch's scale (Avro protocol)
+    GEN_BASE64 = 7      # bytes/fixed of a binary BLOB column: their base64 (Avro protocol)
 
 
 # Text-rule output: a column whose values come as text tokens (the simple protocol's JSON
