@@ -347,6 +347,33 @@ cdef inline int var_push_null(VarCol* c) noexcept nogil:
     return var_close_row(c, 0)
 
 
+cdef int var_push_run(VarCol* c, const uint8_t* src, const int32_t* ends, Py_ssize_t k) noexcept nogil:
+    """k valid values at once, value i the bytes src[ends[i - 1]:ends[i]] (ends[-1] taken as 0):
+    one copy of their bytes and one offset each, for values known before the row (the keys of
+    a map whose names a plan fixed).  0, -1 out of memory, or VAR_TOO_LARGE."""
+    cdef Py_ssize_t base = c.data.len, i
+    cdef int32_t* offs
+    if k <= 0:
+        return 0
+    if c.lazy and _var_unlazy(c) < 0:
+        return -1
+    if base + ends[k - 1] > 0x7FFFFFFF:
+        return VAR_TOO_LARGE
+    if buf_append(&c.data, src, ends[k - 1]) < 0 or buf_reserve(&c.offsets, k * 4) < 0:
+        return -1
+    offs = <int32_t*>(c.offsets.data + c.offsets.len)
+    for i in range(k):
+        offs[i] = <int32_t>(base + ends[i])
+    c.offsets.len += k * 4
+    if c.valid.nulls == 0:           # no bitmap yet (bits_push of a valid value only counts it)
+        c.valid.n += k
+        return 0
+    for i in range(k):
+        if bits_push(&c.valid, 1) < 0:
+            return -1
+    return 0
+
+
 cdef void var_free(VarCol* c) noexcept nogil:
     buf_free(&c.offsets)
     buf_free(&c.data)

@@ -60,6 +60,7 @@ cdef struct AvField:
     int int_width
     int64_t int_lo
     int64_t int_hi
+    int key_run            # generic: the KeyRun of the record the field is in
 
 
 # Typed output: every branch of every column field of a plan whose rows are output gets one
@@ -88,6 +89,14 @@ cdef enum:
     RANK_KEY = 2        # the key record
 
 
+# Generic rows: a record's entries are its column fields in order, so the keys of the map it
+# fills are known when the plan is compiled: their names are written at once per record.
+cdef struct KeyRun:
+    Py_ssize_t off         # the names: WPlan.key_names[off:], value i ending at off + ends[i]
+    int ends_first         # ends: WPlan.key_ends[ends_first:ends_first + n]
+    int n                  # the record's column fields
+
+
 cdef struct WPlan:
     int32_t schema_id
     int nfields            # top-level fields are fields[0:nfields]
@@ -103,6 +112,9 @@ cdef struct WPlan:
     Py_ssize_t db_off, db_len, tbl_off, tbl_len   # into AvroPlan.keys; db_len -1: no database
     int extra_checked
     int own_table          # typed: its (database, table) is the target table, looked up once
+    Buf key_names          # generic: the keys of each record (KeyRun), AvField.key_run
+    int32_t* key_ends
+    KeyRun* key_runs
 
 
 cdef struct RecInfo:
@@ -124,6 +136,9 @@ cdef void _free_wplan(WPlan* p) noexcept nogil:
     free(p.branches)
     free(p.sym_off)
     free(p.nulls)
+    free(p.key_ends)
+    free(p.key_runs)
+    buf_free(&p.key_names)
     buf_free(&p.names)
     buf_free(&p.syms)
 
@@ -309,10 +324,7 @@ cdef class AvroPlan(PlanFront):
         if self.core.typed and p.own_table:
             self._compile_decoders(p)
         elif not self.core.typed:
-            for k in range(p.fields_len):
-                for bi in range(p.fields[k].nbranch):
-                    p.branches[p.fields[k].branch0 + bi].gen = _generic_decoder(
-                        &p.fields[k], &p.branches[p.fields[k].branch0 + bi])
+            _compile_generic(p, len(flat_branches))
         return 0
 
     cdef void _compile_decoders(self, WPlan* p) noexcept:
@@ -535,13 +547,7 @@ cdef class AvroPlan(PlanFront):
         cdef Span raw
         cdef uint64_t limbs[2]
         cdef int j = f.target
-        if b.kind == AV_FIXED:
-            if c.end - c.pos < b.size:
-                return fail(err, c, "truncated Avro fixed")
-            raw.p = c.pos
-            raw.n = b.size
-            c.pos += b.size
-        elif avro_string(c, &raw, err) < 0:
+        if _avro_bytes(c, b, &raw, err) < 0:
             return -1
         if raw.n == 0:
             return fail_at(err, off, "empty decimal bytes")
@@ -954,9 +960,13 @@ cdef class AvroPlan(PlanFront):
         cdef AvField* f
         cdef AvBranch* b
         cdef Span v
-        cdef VarCol* mkeys = NULL
-        if mode == WALK_RENDER or mode == WALK_RERENDER:      # the keys of the map being filled
-            mkeys = &self.core.cols.var[self.core.cols.spec[self.render_col].first_child]
+        cdef VarCol* mvals = NULL
+        if mode == WALK_RENDER or mode == WALK_RERENDER:      # the values of the map being filled
+            mvals = &self.core.cols.var[self.core.cols.spec[self.render_col].first_child + 1]
+            if count > 0:
+                rc = self._map_keys(p, &p.key_runs[p.fields[first].key_run], mvals - 1, err)
+                if rc < 0:
+                    return rc
         for k in range(first, first + count):
             f = &p.fields[k]
             bi = 0
@@ -970,7 +980,7 @@ cdef class AvroPlan(PlanFront):
                 if mode == WALK_FILL or mode == WALK_REFILL:
                     rc = self._decode(c, f, b, err)
                 elif mode == WALK_RENDER or mode == WALK_RERENDER:
-                    rc = self._render_value(c, p, f, b, mkeys, err)
+                    rc = self._render_value(c, f, b, mvals, err)
                 else:
                     v.off = c.pos - c.start
                     rc = self._value(c, f, b, &v, 1, err)
@@ -987,21 +997,26 @@ cdef class AvroPlan(PlanFront):
                 return -1
         return 0
 
-    cdef inline int _render_value(self, Cur* c, WPlan* p, AvField* f, AvBranch* b, VarCol* keys,
+    cdef int _map_keys(self, WPlan* p, const KeyRun* run, VarCol* keys, Err* err) noexcept nogil:
+        """Generic output: the keys of a record's entries in the map render_col, its column
+        fields' names, written before its values (a row that fails is cut back whole)."""
+        cdef int rc = _var_result(var_push_run(keys, p.key_names.data + run.off, p.key_ends + run.ends_first,
+                                               run.n), err)
+        if rc == 0:
+            self.core.cols.count[self.render_col] = self.core.cols.count[self.render_col] + run.n
+        return rc
+
+    cdef inline int _render_value(self, Cur* c, AvField* f, AvBranch* b, VarCol* vals,
                                   Err* err) noexcept nogil:
-        """Generic output: one column as the next entry of the map render_col (`keys`; its values
-        follow), its name and its value's text through the branch's GenericDecoder; a value that
-        cannot be rendered is the row's deferred error."""
-        cdef VarCol* vals = keys + 1
+        """Generic output: one column's value as the next entry of the map render_col (its key
+        is written already: _map_keys), its text through the branch's GenericDecoder; a value
+        that cannot be rendered is the row's deferred error."""
         cdef IntVal iv
         cdef Span raw
         cdef Err conv
         cdef double x
         cdef int rc, g = b.gen
         cdef Py_ssize_t off = c.pos - c.start
-        if var_push(keys, p.names.data + f.name_off, f.name_len) < 0:
-            return _oom(err)
-        self.core.cols.count[self.render_col] = self.core.cols.count[self.render_col] + 1
         if g == GEN_INT:
             rc = _avro_int(c, f, b, off, &iv, err) if b.kind == AV_INT or b.kind == AV_LONG \
                 else _avro_bit(c, b, off, &iv, err)
@@ -1026,6 +1041,10 @@ cdef class AvroPlan(PlanFront):
             return render_real(vals, x, 32 if f.type_code == T_FLOAT else 64, 0, err)
         elif g == GEN_NULL:
             return _close(vals, 0, err)
+        elif g == GEN_DECIMAL:
+            return _render_decimal(c, f, b, vals, off, err)
+        elif g == GEN_BASE64:
+            return _render_base64(c, b, vals, err)
         return self._render_other(c, f, b, vals, off, err)
 
     cdef int _render_other(self, Cur* c, AvField* f, AvBranch* b, VarCol* vals, Py_ssize_t off,
@@ -1168,13 +1187,7 @@ cdef class AvroPlan(PlanFront):
             v.kind = J_INT
             self.scratch.len += tn
             return 0
-        if b.kind == AV_FIXED:
-            if c.end - c.pos < b.size:
-                return fail(err, c, "truncated Avro fixed")
-            raw.p = c.pos
-            raw.n = b.size
-            c.pos += b.size
-        elif avro_string(c, &raw, err) < 0:
+        if _avro_bytes(c, b, &raw, err) < 0:
             return -1
         if f.type_code == T_NEWDECIMAL:
             if not check:
@@ -1460,9 +1473,85 @@ cdef int _generic_decoder(const AvField* f, const AvBranch* b) noexcept nogil:
         return GEN_INT
     if (b.kind == AV_FLOAT or b.kind == AV_DOUBLE) and (f.type_code == T_FLOAT or f.type_code == T_DOUBLE):
         return GEN_FLOAT
-    if b.kind == AV_STRING and is_character_text(f.type_code, f.flags):
+    if b.kind == AV_STRING and tk != K_NULL and (is_character_text(f.type_code, f.flags)
+                                                 or (tk != K_TEXT and tk != K_BLOB)):
+        # a character column's, and any other whose string _render keeps as it is (DATE,
+        # DATETIME, TIMESTAMP, TIME, JSON, ...): only binary text columns are decoded there
         return GEN_TEXT
+    if (b.kind == AV_BYTES or b.kind == AV_FIXED) and f.type_code == T_NEWDECIMAL:
+        return GEN_DECIMAL
+    if (b.kind == AV_BYTES or b.kind == AV_FIXED) and tk == K_BLOB and (f.flags & FLAG_BINARY):
+        # _value's base64, which _render verifies and keeps as it is
+        return GEN_BASE64
     return GEN_RENDER
+
+
+cdef int _compile_generic(WPlan* p, int nbranches) except -1:
+    """Generic rows: the GenericDecoder of every branch, and the KeyRun of every record (the
+    top level's, each nested _ticdc_before record's)."""
+    cdef int k, bi, r = 1, ends_at
+    for k in range(p.fields_len):
+        for bi in range(p.fields[k].nbranch):
+            p.branches[p.fields[k].branch0 + bi].gen = _generic_decoder(
+                &p.fields[k], &p.branches[p.fields[k].branch0 + bi])
+    p.key_ends = <int32_t*>calloc(max(p.fields_len, 1), sizeof(int32_t))
+    p.key_runs = <KeyRun*>calloc(nbranches + 1, sizeof(KeyRun))
+    if p.key_ends == NULL or p.key_runs == NULL:
+        no_memory("the map keys of an Avro writer plan")
+    ends_at = _key_run(p, 0, 0, p.nfields, 0)
+    for bi in range(nbranches):
+        if p.branches[bi].kind == AV_RECORD:
+            ends_at = _key_run(p, r, p.branches[bi].sub_first, p.branches[bi].sub_count, ends_at)
+            r += 1
+    return 0
+
+
+cdef int _key_run(WPlan* p, int r, int first, int count, int ends_at) except -1:
+    """KeyRun r: the names of the column fields [first, first + count) of one record, their
+    ends from p.key_ends[ends_at]; returns the ends used so far."""
+    cdef KeyRun* run = &p.key_runs[r]
+    cdef AvField* f
+    cdef int k
+    run.off = p.key_names.len
+    run.ends_first = ends_at
+    run.n = 0
+    for k in range(first, first + count):
+        f = &p.fields[k]
+        f.key_run = r
+        if f.role != ROLE_COLUMN:
+            continue
+        if buf_append(&p.key_names, p.names.data + f.name_off, f.name_len) < 0:
+            no_memory("the map keys of an Avro writer plan")
+        p.key_ends[ends_at + run.n] = <int32_t>(p.key_names.len - run.off)
+        run.n += 1
+    return ends_at + run.n
+
+
+cdef int _render_decimal(Cur* c, const AvField* f, const AvBranch* b, VarCol* vals, Py_ssize_t off,
+                         Err* err) noexcept nogil:
+    """GEN_DECIMAL: the decimal's text written straight into the map's values (the text _value
+    would put in the scratch, which _render keeps as it is: ASCII, no check needed)."""
+    cdef Span raw
+    cdef const char* why = NULL
+    cdef int rc
+    if _avro_bytes(c, b, &raw, err) < 0:
+        return -1
+    rc = decimal_bytes_text(raw.p, raw.n, b.dec_scale if b.dec_scale >= 0 else f.scale, &vals.data, &why)
+    if rc == RC_NO_MEMORY:
+        return _oom(err)
+    if rc < 0:
+        return fail_at(err, off, why)
+    return _close(vals, 1, err)
+
+
+cdef int _render_base64(Cur* c, const AvBranch* b, VarCol* vals, Err* err) noexcept nogil:
+    """GEN_BASE64: the bytes' base64 written straight into the map's values."""
+    cdef Span raw
+    if _avro_bytes(c, b, &raw, err) < 0:
+        return -1
+    if b64_encode(raw.p, raw.n, &vals.data) < 0:
+        return _oom(err)
+    return _close(vals, 1, err)
 
 
 cdef inline void _field_entry(ColEntry* e, const uint8_t* name, const AvField* f, int k,
@@ -1499,6 +1588,18 @@ cdef inline int _avro_int(Cur* c, const AvField* f, const AvBranch* b, Py_ssize_
     return 0
 
 
+cdef inline int _avro_bytes(Cur* c, const AvBranch* b, Span* raw, Err* err) noexcept nogil:
+    """The bytes of an Avro bytes or fixed value (pointing into the input)."""
+    if b.kind == AV_FIXED:
+        if c.end - c.pos < b.size:
+            return fail(err, c, "truncated Avro fixed")
+        raw.p = c.pos
+        raw.n = b.size
+        c.pos += b.size
+        return 0
+    return avro_string(c, raw, err)
+
+
 cdef inline int _avro_real(Cur* c, const AvBranch* b, Py_ssize_t off, double* out, Err* err) noexcept nogil:
     """An Avro float/double as a finite double."""
     if avro_real(c, b.kind == AV_FLOAT, out, err) < 0:
@@ -1528,13 +1629,7 @@ cdef int _avro_bit(Cur* c, const AvBranch* b, Py_ssize_t off, IntVal* iv, Err* e
     cdef Span raw
     cdef Py_ssize_t k = 0
     cdef uint64_t u = 0
-    if b.kind == AV_FIXED:
-        if c.end - c.pos < b.size:
-            return fail(err, c, "truncated Avro fixed")
-        raw.p = c.pos
-        raw.n = b.size
-        c.pos += b.size
-    elif avro_string(c, &raw, err) < 0:
+    if _avro_bytes(c, b, &raw, err) < 0:
         return -1
     while k < raw.n and raw.p[k] == 0:
         k += 1

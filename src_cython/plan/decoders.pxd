@@ -31,9 +31,13 @@ cdef enum GenericDecoder:
     GEN_INT = 2         # an integer of an integer column (Avro protocol: BIT bytes too):
                         # range-checked by type, decimal text
     GEN_FLOAT = 3       # float/double of a FLOAT/DOUBLE column: shortest text (Avro protocol)
-    GEN_TEXT = 4        # a character column's string: itself, UTF-8 checked as a value
+    GEN_TEXT = 4        # a string kept as it is (a character column's; Avro protocol: any column
+                        # whose string _render keeps, DATETIME...), UTF-8 checked as a value
     GEN_FLOAT_PLAIN = 5 # float/double of a FLOAT/DOUBLE column: shortest digits, never an
                         # exponent (the simple protocol's rule)
+    GEN_DECIMAL = 6     # DECIMAL bytes/fixed (the unscaled two's complement): its digits at
+                        # the branch's scale (Avro protocol)
+    GEN_BASE64 = 7      # bytes/fixed of a binary BLOB column: their base64 (Avro protocol)
 
 
 # Text-rule output: a column whose values come as text tokens (the simple protocol's JSON

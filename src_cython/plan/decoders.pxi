@@ -17,21 +17,19 @@ cdef inline int decode_real(PlanCore core, int dec, int j, double x) noexcept no
 
 cdef inline int render_int(VarCol* vals, const IntVal* iv, Err* err) noexcept nogil:
     """GEN_INT: an integer (the caller has checked it against its column type's range) as the
-    map entry's text."""
-    cdef char txt[24]
-    cdef int n = int_to_text(iv, txt)
-    if buf_append_short(&vals.data, txt, n) < 0:
+    map entry's text, written in place."""
+    if buf_reserve(&vals.data, 24) < 0:
         return _oom(err)
+    vals.data.len += int_to_text(iv, <char*>(vals.data.data + vals.data.len))
     return _close(vals, 1, err)
 
 
 cdef inline int render_real(VarCol* vals, double x, int bits, int plain, Err* err) noexcept nogil:
     """GEN_FLOAT / GEN_FLOAT_PLAIN: a finite double (bits 32: a float32's value) as the map
-    entry's shortest text."""
-    cdef char txt[400]          # plain: a double's digits without an exponent, up to ~330
-    cdef int n = float_text(x, bits, plain, txt)
-    if buf_append_short(&vals.data, txt, n) < 0:
+    entry's shortest text, written in place."""
+    if buf_reserve(&vals.data, 400) < 0:    # plain: a double's digits without an exponent, up to ~330
         return _oom(err)
+    vals.data.len += float_text(x, bits, plain, <char*>(vals.data.data + vals.data.len))
     return _close(vals, 1, err)
 
 

@@ -179,7 +179,11 @@ cdef inline int _oom(Err* err) noexcept nogil:
 
 cdef inline int _close(VarCol* out, bint valid, Err* err) noexcept nogil:
     """var_close_row with its failures as the Err contract has them."""
-    cdef int r = var_close_row(out, valid)
+    return _var_result(var_close_row(out, valid), err)
+
+
+cdef inline int _var_result(int r, Err* err) noexcept nogil:
+    """A text builder's result (var_close_row, var_push_run) as the Err contract has it."""
     if r == 0:
         return 0
     if r == VAR_TOO_LARGE:

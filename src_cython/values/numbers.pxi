@@ -894,6 +894,29 @@ def _format_number_texts(texts, int bits, bint plain=False):
 
 # ---- decimals
 
+cdef int _small_decimal_text(uint64_t mag, int neg, int scale, Buf* out_buf) noexcept nogil:
+    """decimal_bytes_text of a magnitude that fits 64 bits at a scale of at most 19: the integer
+    part's digits and the fraction's (zero-padded to the scale) written in place, word stores
+    (write_digits_roomy), no copy of a variable length."""
+    cdef uint64_t ip = mag // POW10_U64[scale]
+    cdef int nd = decimal_digit_count(ip), k = 0
+    cdef char* out
+    if buf_reserve(out_buf, 64) < 0:         # sign, 20 + 19 digits, '.', a word's spill
+        return RC_NO_MEMORY
+    out = <char*>(out_buf.data + out_buf.len)
+    if neg:
+        out[0] = 45
+        k = 1
+    write_digits_roomy(ip, nd, out + k)
+    k += nd
+    if scale > 0:
+        out[k] = 46
+        write_digits_roomy(mag - ip * POW10_U64[scale], scale, out + k + 1)
+        k += 1 + scale
+    out_buf.len += k
+    return 0
+
+
 cdef int decimal_bytes_text(const uint8_t* p, Py_ssize_t n, int scale, Buf* out_buf,
                             const char** why) noexcept nogil:
     """Minimal two's-complement big-endian unscaled bytes (an Avro decimal) as MyDecimal-style
@@ -920,6 +943,8 @@ cdef int decimal_bytes_text(const uint8_t* p, Py_ssize_t n, int scale, Buf* out_
             if n < 8:
                 mag |= ~<uint64_t>0 << (8 * n)
             mag = ~mag + 1
+        if 0 <= scale <= 19:
+            return _small_decimal_text(mag, neg, scale, out_buf)
         cnt = decimal_digit_count(mag)
         at -= cnt
         write_digits(mag, cnt, digs + at)
